@@ -1,0 +1,34 @@
+/** `ipintel data`: installs the default data set (idempotent). */
+
+import type { Config } from "../config.ts";
+import { buildDefaultData } from "../update/build.ts";
+import { DEFAULT_SOURCES } from "../update/default_sources.ts";
+
+/** Builds missing or outdated default data; progress and a summary go to stderr. */
+export async function runData(config: Config, args: string[]): Promise<number> {
+  const force = args.includes("--force");
+  const started = performance.now();
+  const report = await buildDefaultData({
+    dataDir: config.dataDir,
+    registry: config.registry,
+    sources: DEFAULT_SOURCES,
+    force,
+    progress: (message) => console.error(`data: ${message}`),
+  });
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  const built = report.built.length ? `built ${report.built.join(", ")}` : "nothing to build";
+  const current = report.upToDate.length ? `; up to date: ${report.upToDate.join(", ")}` : "";
+  console.error(`data: ${built}${current} (${seconds} s, in ${config.dataDir})`);
+  return 0;
+}
+
+/** Builds the data only when the manifest is missing (used by `serve` on first run). */
+export async function ensureData(config: Config): Promise<void> {
+  try {
+    await Deno.stat(`${config.dataDir}/manifest.json`);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    console.error(`data: ${config.dataDir}/manifest.json is missing; building the default data`);
+    await runData(config, []);
+  }
+}

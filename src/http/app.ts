@@ -1,0 +1,142 @@
+/** `createApp(deps)`: the Hono application, assembled in one place. */
+
+import { type Context, Hono } from "hono";
+import { cors } from "hono/cors";
+import type { Config } from "../config.ts";
+import { AppError, BadRequestError } from "../errors.ts";
+import { applySelection, type OutputFormat, renderError, renderSuccess } from "../format/mod.ts";
+import type { Rendered } from "../format/render.ts";
+import type { Lookup } from "../lookup/lookup.ts";
+import type { DataSet } from "../sources/data_set.ts";
+import type { FailedItem, Json, LookupResult } from "../types.ts";
+import { isJsonObject, readJsonBody } from "./body.ts";
+import { createClientAddressResolver } from "./client_address.ts";
+import { type LookupRequest, readLookupRequest, requestFormat, userAgentFromBody } from "./lookup_request.ts";
+import { OPENAPI_DOCUMENT } from "./openapi.ts";
+import { STATUS_BY_CODE } from "./status.ts";
+
+export interface AppDeps {
+  lookup: Lookup;
+  data: DataSet;
+  config: Pick<Config, "bulkMax" | "trustedProxies" | "corsOrigins">;
+  /** Where 5xx details go; the client only sees a generic message. */
+  logError?: (error: unknown) => void;
+}
+
+/** Deno.serve passes its handler info as Hono's `env`; it holds the TCP peer. */
+type Env = { Bindings: Partial<Deno.ServeHandlerInfo<Deno.NetAddr>> };
+
+/** Builds the app; bad configuration (e.g. a trusted-proxy CIDR) throws here, at start-up. */
+export function createApp(deps: AppDeps): Hono<Env> {
+  const { lookup, config } = deps;
+  const logError = deps.logError ?? ((error) => console.error(error));
+  const clientAddress = createClientAddressResolver(config.trustedProxies);
+  const postBulkLimit = 1024 + config.bulkMax * 64;
+  const healthBody = JSON.stringify({ success: true, data: healthData(deps.data) });
+  const openApiBody = JSON.stringify(OPENAPI_DOCUMENT);
+  const app = new Hono<Env>();
+
+  app.use("*", cors({ origin: config.corsOrigins.includes("*") ? "*" : [...config.corsOrigins] }));
+
+  app.get("/health", (c) => c.body(healthBody, 200, JSON_HEADERS));
+  app.get("/openapi.json", (c) => c.body(openApiBody, 200, JSON_HEADERS));
+
+  app.get("/ip/:ip{.+}", async (c) => {
+    const request = await readLookupRequest(c);
+    return one(c, request, c.req.param("ip"));
+  });
+  app.get("/ip", (c) => fail(c, new BadRequestError("Missing IP address: use /ip/{ip}")));
+
+  app.get("/me", async (c) => {
+    const request = await readLookupRequest(c);
+    const peer = c.env?.remoteAddr?.hostname;
+    if (!peer) throw new Error("The server did not provide the peer address");
+    return one(c, request, clientAddress(peer, c.req.raw.headers));
+  });
+
+  app.get("/bulk/:list{.+}", async (c) => {
+    const request = await readLookupRequest(c);
+    return many(c, request, c.req.param("list").split(","));
+  });
+  app.get("/bulk", (c) => fail(c, new BadRequestError("Empty bulk list: use /bulk/{ip},{ip},...")));
+
+  app.post("/bulk", async (c) => {
+    const request = await readLookupRequest(c, { userAgentBody: false });
+    const body = await readJsonBody(c.req.raw, postBulkLimit);
+    if (!isJsonObject(body) || !Array.isArray(body.ips) || body.ips.some((ip) => typeof ip !== "string")) {
+      throw new BadRequestError('Invalid JSON body: expected {"ips": ["<ip>", ...]}');
+    }
+    const userAgent = userAgentFromBody(body) ?? request.userAgent;
+    return many(c, { ...request, userAgent }, body.ips as string[]);
+  });
+
+  app.notFound((c) => {
+    const message = `No route for ${c.req.method} ${new URL(c.req.url).pathname}: see /openapi.json`;
+    return send(c, 404, renderError(message, requestFormat(c)));
+  });
+
+  app.onError((error, c) => fail(c, error));
+
+  function one(c: Context, request: LookupRequest, ip: string) {
+    const result = lookup(ip, request);
+    return send(c, 200, renderSuccess(applySelection(result, request.selection), request.format));
+  }
+
+  function many(c: Context, request: LookupRequest, ips: string[]) {
+    if (ips.length === 0 || (ips.length === 1 && ips[0] === "")) {
+      throw new BadRequestError("Empty bulk list: give at least one IP address");
+    }
+    if (ips.length > config.bulkMax) {
+      throw new BadRequestError(
+        `Too many addresses in bulk request: ${ips.length} given, at most ${config.bulkMax}`,
+      );
+    }
+    const responseArray: Json[] = ips.map((ip) =>
+      applySelection(lookupItem(ip, request), request.selection)
+    );
+    return send(c, 200, renderSuccess({ responseArray }, request.format));
+  }
+
+  /** One bulk item: a result, or the failure in place; other errors fail the whole call. */
+  function lookupItem(ip: string, request: LookupRequest): LookupResult | FailedItem {
+    try {
+      return lookup(ip, request);
+    } catch (error) {
+      if (error instanceof AppError && (error.code === "invalid_ip" || error.code === "not_found")) {
+        return { ip, error: { status: STATUS_BY_CODE[error.code], message: error.message } };
+      }
+      throw error;
+    }
+  }
+
+  function fail(c: Context, error: unknown) {
+    const format: OutputFormat = requestFormat(c);
+    if (error instanceof AppError) {
+      return send(c, STATUS_BY_CODE[error.code], renderError(error.message, format));
+    }
+    logError(error);
+    return send(c, 500, renderError("Internal server error", format));
+  }
+
+  return app;
+}
+
+const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
+
+function send(c: Context, status: number, rendered: Rendered) {
+  return c.body(rendered.body, status as 200, { "content-type": rendered.contentType });
+}
+
+function healthData(data: DataSet): Json {
+  return {
+    status: "ok",
+    databases: data.manifest.sources.map((s) => ({
+      kind: s.kind,
+      databaseType: s.databaseType,
+      source: s.source,
+      built: s.built,
+      license: s.license,
+      attribution: s.attribution,
+    })),
+  };
+}

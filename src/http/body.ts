@@ -1,0 +1,53 @@
+/** Reading small JSON request bodies with a size cap (the user-agent body, POST /bulk). */
+
+import { BadRequestError, PayloadTooLargeError } from "../errors.ts";
+
+/** True when the request declares a JSON body (`application/json`, any parameters). */
+export function hasJsonBody(request: Request): boolean {
+  const type = request.headers.get("content-type") ?? "";
+  return request.body !== null && /^application\/json\s*(;|$)/i.test(type);
+}
+
+/**
+ * Reads and parses a JSON body of at most `limit` bytes. Stops reading as soon
+ * as the limit is passed, so a huge body costs no more than the limit.
+ */
+export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
+  const tooLarge = () =>
+    new PayloadTooLargeError(`Request body is larger than the limit of ${limit} bytes`);
+  const declared = Number(request.headers.get("content-length") ?? 0);
+  if (declared > limit) {
+    await request.body?.cancel();
+    throw tooLarge();
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (request.body) {
+    for await (const chunk of request.body) {
+      size += chunk.length;
+      if (size > limit) throw tooLarge(); // leaving the loop cancels the stream
+      chunks.push(chunk);
+    }
+  }
+  const text = new TextDecoder().decode(concat(chunks, size));
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new BadRequestError(`Malformed JSON body: ${(error as Error).message}`);
+  }
+}
+
+function concat(chunks: Uint8Array[], size: number): Uint8Array {
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.length;
+  }
+  return out;
+}
+
+/** True for a plain JSON object (not an array or null). */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,59 @@
+/** Reads what every lookup route accepts: format, get, lang and the user agent. */
+
+import type { Context } from "hono";
+import { BadRequestError } from "../errors.ts";
+import {
+  type FieldSelection,
+  type OutputFormat,
+  parseFieldSelection,
+  parseFormat,
+} from "../format/mod.ts";
+import { hasJsonBody, isJsonObject, readJsonBody } from "./body.ts";
+
+/** Largest accepted user-agent body (decisions.md). */
+export const UA_BODY_LIMIT = 8 * 1024;
+
+export interface LookupRequest {
+  format: OutputFormat;
+  selection: FieldSelection | null;
+  lang: string | null;
+  userAgent: string | null;
+}
+
+/** The requested output format; read first so that every later error renders in it. */
+export function requestFormat(c: Context): OutputFormat {
+  return parseFormat(c.req.query("format"));
+}
+
+/**
+ * Parses the query and, for a GET with `Content-Type: application/json`, the
+ * body `{"userAgent": "..."}`. The user agent comes from that body, else the
+ * `ua` parameter, else the request's own `User-Agent` header. POST /bulk
+ * reads its body itself (`userAgentBody: false`).
+ */
+export async function readLookupRequest(
+  c: Context,
+  options: { userAgentBody: boolean } = { userAgentBody: true },
+): Promise<LookupRequest> {
+  const format = requestFormat(c);
+  const selection = parseFieldSelection(c.req.query("get"));
+  let userAgent: string | null = null;
+  if (options.userAgentBody && hasJsonBody(c.req.raw)) {
+    userAgent = userAgentFromBody(await readJsonBody(c.req.raw, UA_BODY_LIMIT));
+  }
+  userAgent ??= c.req.query("ua") ?? c.req.header("user-agent") ?? null;
+  return { format, selection, lang: c.req.query("lang") ?? null, userAgent };
+}
+
+/** `{"userAgent": "..."}` → the string; an object without it → null; anything else → 400. */
+export function userAgentFromBody(body: unknown): string | null {
+  if (!isJsonObject(body)) {
+    throw new BadRequestError('Invalid JSON body: expected an object like {"userAgent": "..."}');
+  }
+  const value = body.userAgent;
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "string") {
+    throw new BadRequestError(`Invalid JSON body: "userAgent" must be a string, got ${typeof value}`);
+  }
+  return value;
+}

@@ -1,0 +1,36 @@
+/** CIDR blocks: parsing and membership, for configuration such as trusted proxies. */
+
+import { type ParsedIp, parseIp } from "./parse.ts";
+
+export interface Cidr {
+  version: 4 | 6;
+  bytes: Uint8Array;
+  prefix: number;
+}
+
+/**
+ * Parses `10.0.0.0/8`, `2001:db8::/32`, or a bare address (a single host).
+ * Throws naming the text when it is not a valid block.
+ */
+export function parseCidr(text: string): Cidr {
+  const slash = text.indexOf("/");
+  const ip = parseIp(slash === -1 ? text : text.slice(0, slash));
+  const max = ip.version === 4 ? 32 : 128;
+  const prefixText = slash === -1 ? String(max) : text.slice(slash + 1);
+  const prefix = Number(prefixText);
+  if (!/^\d{1,3}$/.test(prefixText) || prefix > max) {
+    throw new Error(`Invalid CIDR "${text}": prefix length must be 0 to ${max}`);
+  }
+  return { version: ip.version, bytes: ip.bytes, prefix };
+}
+
+/** True when the address lies inside the block (same family only). */
+export function cidrContains(cidr: Cidr, ip: ParsedIp): boolean {
+  if (cidr.version !== ip.version) return false;
+  const whole = cidr.prefix >> 3;
+  for (let i = 0; i < whole; i++) if (cidr.bytes[i] !== ip.bytes[i]) return false;
+  const rest = cidr.prefix & 7;
+  if (rest === 0) return true;
+  const mask = (0xff << (8 - rest)) & 0xff;
+  return ((cidr.bytes[whole]! ^ ip.bytes[whole]!) & mask) === 0;
+}

@@ -1,0 +1,278 @@
+/**
+ * Strict IP address parsing (decisions.md, "Addresses").
+ *
+ * Accepted: IPv4 as a dotted quad of decimal octets without leading zeros, and
+ * IPv6 in every RFC 4291 textual form (any case, one `::`, 1–4 hex digits per
+ * group, an embedded dotted-quad tail). IPv4-mapped IPv6 (`::ffff:a.b.c.d`) is
+ * reported as the IPv4 address. Everything else is an `InvalidIpError` whose
+ * reason says what is wrong.
+ *
+ * A hand-written scanner rather than regular expressions: it runs on every
+ * request, does one pass over at most {@link MAX_IP_TEXT_LENGTH} characters and
+ * cannot backtrack.
+ *
+ * @module
+ */
+
+import { InvalidIpError } from "../errors.ts";
+
+/** A validated address. Treat it as immutable: `bytes` may be shared. */
+export interface ParsedIp {
+  version: 4 | 6;
+  /** Canonical text: dotted quad, or RFC 5952 for IPv6. */
+  address: string;
+  /** Network-order bytes: 4 for IPv4, 16 for IPv6. */
+  bytes: Uint8Array;
+}
+
+/**
+ * Longest valid input: `ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255` (45).
+ * Zone ids are rejected, so nothing valid is longer; checked before any work.
+ */
+export const MAX_IP_TEXT_LENGTH = 45;
+
+/** Longest slice of a bad input echoed back in the error message. */
+const ECHO_LIMIT = 64;
+
+const CH_0 = 0x30;
+const CH_9 = 0x39;
+const CH_DOT = 0x2e;
+const CH_COLON = 0x3a;
+
+/** Value of a hex digit, or -1. */
+function hexValue(c: number): number {
+  if (c >= CH_0 && c <= CH_9) return c - CH_0;
+  const l = c | 0x20; // ASCII lower case
+  if (l >= 0x61 && l <= 0x66) return l - 0x61 + 10;
+  return -1;
+}
+
+function isWhitespace(c: number): boolean {
+  return c === 0x20 || (c >= 0x09 && c <= 0x0d) || c === 0xa0 || c === 0xfeff ||
+    c === 0x2028 || c === 0x2029 || (c >= 0x2000 && c <= 0x200a) || c === 0x3000;
+}
+
+/** Printable form of one character for an error reason. */
+function describeChar(text: string, i: number): string {
+  const cp = text.codePointAt(i) ?? 0;
+  return JSON.stringify(String.fromCodePoint(cp));
+}
+
+function fail(text: string, reason: string): never {
+  // Keep huge inputs out of messages that are sent back to the client.
+  const shown = text.length > ECHO_LIMIT ? `${text.slice(0, ECHO_LIMIT)}…` : text;
+  throw new InvalidIpError(shown, reason);
+}
+
+/**
+ * Parses a dotted quad in `text[start, end)` into `out[at..at+4)`.
+ * Returns null on success, else the reason.
+ */
+function scanIpv4(
+  text: string,
+  start: number,
+  end: number,
+  out: Uint8Array,
+  at: number,
+): string | null {
+  // Characters first, so "localhost" or "0x7f.1" get a reason about what they are.
+  let dots = 0;
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c === CH_DOT) dots++;
+    else if (c < CH_0 || c > CH_9) {
+      const hexPrefix = (c | 0x20) === 0x78 && i > start && text.charCodeAt(i - 1) === CH_0 &&
+        (i - 1 === start || text.charCodeAt(i - 2) === CH_DOT);
+      if (hexPrefix) {
+        return "hexadecimal IPv4 octets are not accepted";
+      }
+      return `invalid character ${describeChar(text, i)}`;
+    }
+  }
+  if (dots !== 3) return `an IPv4 address needs exactly 4 decimal octets, got ${dots + 1}`;
+
+  let i = start;
+  for (let octet = 0; octet < 4; octet++) {
+    const first = i;
+    let value = 0;
+    for (; i < end; i++) {
+      const c = text.charCodeAt(i);
+      if (c === CH_DOT) break;
+      // Leading zeros read as octal in some parsers (inet_aton); refuse them.
+      if (i > first && text.charCodeAt(first) === CH_0) {
+        return "leading zeros in IPv4 octets are not accepted";
+      }
+      if (i - first === 3) return "an IPv4 octet has at most 3 digits";
+      value = value * 10 + (c - CH_0);
+    }
+    if (i === first) return "empty IPv4 octet";
+    if (value > 255) return `IPv4 octet ${value} is greater than 255`;
+    out[at + octet] = value;
+    i++; // skip the dot (or step past `end` after the last octet)
+  }
+  return null;
+}
+
+/** Parses IPv6 text (known to contain a colon) into 16 bytes, or returns the reason. */
+function scanIpv6(text: string, out: Uint8Array): string | null {
+  const n = text.length;
+  // Groups are written to `out` as they come; `gap` is the group index where
+  // `::` stood (-1 when absent), so the groups after it can be moved right.
+  let count = 0;
+  let gap = -1;
+  let i = 0;
+
+  if (text.charCodeAt(0) === CH_COLON) {
+    if (text.charCodeAt(1) !== CH_COLON) return "an address cannot start with a single ':'";
+    if (text.charCodeAt(2) === CH_COLON) return "':::' is not valid";
+    gap = 0;
+    i = 2;
+  }
+
+  while (i < n) {
+    const first = i;
+    let value = 0;
+    while (i < n) {
+      const h = hexValue(text.charCodeAt(i));
+      if (h < 0) break;
+      value = value * 16 + h; // at most 45 digits: no overflow worth guarding
+      i++;
+    }
+
+    if (i < n && text.charCodeAt(i) === CH_DOT) {
+      // Embedded IPv4: must be the final 32 bits of the text.
+      if (text.indexOf(":", first) >= 0) return "an embedded IPv4 address must come last";
+      if (count > 6) return "too many groups for an IPv6 address";
+      const reason = scanIpv4(text, first, n, out, count * 2);
+      if (reason !== null) return reason;
+      count += 2;
+      break;
+    }
+    if (i === first) {
+      return i < n ? `invalid character ${describeChar(text, i)}` : "empty IPv6 group";
+    }
+    if (i - first > 4) return "an IPv6 group has at most 4 hex digits";
+    if (count === 8) return "too many groups for an IPv6 address";
+    out[count * 2] = value >> 8;
+    out[count * 2 + 1] = value & 0xff;
+    count++;
+
+    if (i === n) break;
+    if (text.charCodeAt(i) !== CH_COLON) return `invalid character ${describeChar(text, i)}`;
+    i++;
+    if (i < n && text.charCodeAt(i) === CH_COLON) {
+      if (gap >= 0) return "'::' may appear only once";
+      gap = count;
+      i++;
+      if (i < n && text.charCodeAt(i) === CH_COLON) return "':::' is not valid";
+    } else if (i === n) {
+      return "an address cannot end with a single ':'";
+    }
+  }
+
+  if (gap < 0) {
+    if (count !== 8) return `an IPv6 address needs 8 groups, got ${count}`;
+    return null;
+  }
+  // `::` stands for at least one zero group.
+  if (count > 7) return "too many groups for an IPv6 address with '::'";
+  const tailBytes = (count - gap) * 2;
+  const zeroBytes = 16 - count * 2;
+  out.copyWithin(gap * 2 + zeroBytes, gap * 2, gap * 2 + tailBytes);
+  out.fill(0, gap * 2, gap * 2 + zeroBytes);
+  return null;
+}
+
+/** Dotted-quad text of 4 bytes (`bytes[offset..offset+4)`). */
+export function formatIpv4(bytes: Uint8Array, offset = 0): string {
+  return `${bytes[offset]}.${bytes[offset + 1]}.${bytes[offset + 2]}.${bytes[offset + 3]}`;
+}
+
+/**
+ * RFC 5952 text of 16 bytes: lower case, no leading zeros, the longest run of
+ * two or more zero groups compressed to `::` (the first one on ties). The
+ * dotted-quad tail is never used, like Python's `ipaddress` and WHATWG URLs.
+ */
+export function formatIpv6(bytes: Uint8Array): string {
+  let bestStart = -1;
+  let bestLen = 1; // runs of one group are not compressed
+  let runStart = -1;
+  for (let g = 0; g < 8; g++) {
+    if (bytes[g * 2] === 0 && bytes[g * 2 + 1] === 0) {
+      if (runStart < 0) runStart = g;
+      if (g - runStart + 1 > bestLen) {
+        bestLen = g - runStart + 1;
+        bestStart = runStart;
+      }
+    } else {
+      runStart = -1;
+    }
+  }
+  let s = "";
+  for (let g = 0; g < 8; g++) {
+    if (g === bestStart) {
+      s += "::";
+      g += bestLen - 1;
+      continue;
+    }
+    if (s !== "" && !s.endsWith(":")) s += ":";
+    s += (((bytes[g * 2] ?? 0) << 8) | (bytes[g * 2 + 1] ?? 0)).toString(16);
+  }
+  return s;
+}
+
+/** True for `::ffff:0:0/96`, the IPv4-mapped IPv6 block. */
+function isIpv4Mapped(b: Uint8Array): boolean {
+  for (let k = 0; k < 10; k++) if (b[k] !== 0) return false;
+  return b[10] === 0xff && b[11] === 0xff;
+}
+
+/**
+ * Parses and validates one IP address.
+ *
+ * @throws {InvalidIpError} with a reason naming the problem (zone id, CIDR
+ * prefix, leading zeros, spaces, length, group/octet count, bad character...).
+ */
+export function parseIp(text: string): ParsedIp {
+  if (typeof text !== "string") fail(String(text), "not a string");
+  const n = text.length;
+  if (n === 0) fail(text, "empty string");
+  if (n > MAX_IP_TEXT_LENGTH) {
+    fail(text, `too long (at most ${MAX_IP_TEXT_LENGTH} characters)`);
+  }
+
+  // One pass for the characters that get a specific reason, so that e.g.
+  // "fe80::1%eth0" says "zone id" rather than "invalid character".
+  let colon = false;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === CH_COLON) colon = true;
+    else if (c === 0x25) fail(text, "zone ids are not accepted"); // '%'
+    else if (c === 0x2f) fail(text, "CIDR prefixes are not accepted"); // '/'
+    else if (isWhitespace(c)) {
+      fail(
+        text,
+        i === 0 || i === n - 1
+          ? "surrounding spaces are not accepted"
+          : "spaces are not accepted inside an address",
+      );
+    }
+  }
+
+  if (!colon) {
+    const bytes = new Uint8Array(4);
+    const reason = scanIpv4(text, 0, n, bytes, 0);
+    if (reason !== null) fail(text, reason);
+    // Accepted text has no leading zeros, so it is already canonical.
+    return { version: 4, address: text, bytes };
+  }
+
+  const bytes = new Uint8Array(16);
+  const reason = scanIpv6(text, bytes);
+  if (reason !== null) fail(text, reason);
+  if (isIpv4Mapped(bytes)) {
+    const v4 = bytes.slice(12, 16);
+    return { version: 4, address: formatIpv4(v4), bytes: v4 };
+  }
+  return { version: 6, address: formatIpv6(bytes), bytes };
+}

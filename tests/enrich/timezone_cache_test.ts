@@ -1,0 +1,125 @@
+import assert from "node:assert/strict";
+import {
+  createTimeZoneCache,
+  MAX_CACHED_ZONES,
+  timeZoneInfo,
+} from "../../src/enrich/timezone.ts";
+
+/** Instants (fixed clock) walking across minute boundaries and DST changes. */
+const SEQUENCES: Array<{ name: string; zone: string; instants: string[] }> = [
+  {
+    name: "a minute boundary without a transition",
+    zone: "Asia/Kolkata",
+    instants: [
+      "2026-05-01T12:00:58.000Z",
+      "2026-05-01T12:00:59.999Z",
+      "2026-05-01T12:01:00.000Z",
+      "2026-05-01T12:01:30.500Z",
+      "2026-05-01T12:02:00.000Z",
+    ],
+  },
+  {
+    name: "New York spring forward (minute and DST boundary at once)",
+    zone: "America/New_York",
+    instants: [
+      "2026-03-08T06:59:00.000Z",
+      "2026-03-08T06:59:59.999Z",
+      "2026-03-08T07:00:00.000Z",
+      "2026-03-08T07:00:01.000Z",
+    ],
+  },
+  {
+    name: "Berlin fall back",
+    zone: "Europe/Berlin",
+    instants: ["2026-10-25T00:59:59.000Z", "2026-10-25T01:00:00.000Z", "2026-10-25T01:00:59.000Z"],
+  },
+  {
+    name: "Lord Howe half-hour spring forward",
+    zone: "Australia/Lord_Howe",
+    instants: ["2026-10-03T15:29:59.000Z", "2026-10-03T15:30:00.000Z"],
+  },
+  {
+    name: "a year boundary (standard offset re-derived for the new year)",
+    zone: "Australia/Sydney",
+    instants: ["2026-12-31T23:59:59.000Z", "2027-01-01T00:00:00.000Z"],
+  },
+];
+
+for (const { name, zone, instants } of SEQUENCES) {
+  for (const order of ["forward", "backward"] as const) {
+    Deno.test(`cache equals timeZoneInfo across ${name}, ${zone}, ${order} in time`, () => {
+      const cached = createTimeZoneCache();
+      const walk = order === "forward" ? instants : [...instants].reverse();
+      for (const iso of walk) {
+        const now = new Date(iso);
+        // Asked twice: the cold answer and the warm one must both match.
+        assert.deepEqual(cached(zone, now), timeZoneInfo(zone, now), `cold at ${iso}`);
+        assert.deepEqual(cached(zone, now), timeZoneInfo(zone, now), `warm at ${iso}`);
+      }
+    });
+  }
+}
+
+Deno.test("cache serves many zones interleaved with the same answers as timeZoneInfo", () => {
+  const cached = createTimeZoneCache();
+  const zones = ["UTC", "Europe/London", "Asia/Kathmandu", "Pacific/Chatham", "America/Santiago"];
+  for (const iso of ["2026-01-15T12:00:00Z", "2026-01-15T12:00:30Z", "2026-07-15T12:00:00Z"]) {
+    for (const zone of zones) {
+      assert.deepEqual(cached(zone, new Date(iso)), timeZoneInfo(zone, new Date(iso)));
+    }
+  }
+});
+
+Deno.test("cache warm call within the same minute does no Intl formatting", () => {
+  const cached = createTimeZoneCache();
+  cached("Europe/Berlin", new Date("2026-07-15T12:00:05Z")); // cold: fills the entry
+  const proto = Intl.DateTimeFormat.prototype;
+  const original = { formatToParts: proto.formatToParts, format: proto.format };
+  let calls = 0;
+  proto.formatToParts = function (this: Intl.DateTimeFormat, date) {
+    calls++;
+    return original.formatToParts.call(this, date);
+  };
+  try {
+    const warm = cached("Europe/Berlin", new Date("2026-07-15T12:00:59.999Z"));
+    assert.equal(calls, 0);
+    assert.equal(warm.current_time, "2026-07-15T14:00:59+02:00");
+    cached("Europe/Berlin", new Date("2026-07-15T12:01:00Z")); // next minute: recomputes
+    assert.ok(calls > 0);
+  } finally {
+    proto.formatToParts = original.formatToParts;
+  }
+});
+
+Deno.test("cache returns fresh objects: mutating one answer does not change the next", () => {
+  const cached = createTimeZoneCache();
+  const now = new Date("2026-01-15T12:00:00Z");
+  const first = cached("America/New_York", now);
+  first.abbr = "mutated";
+  first.offset = 0;
+  assert.deepEqual(cached("America/New_York", now), timeZoneInfo("America/New_York", now));
+});
+
+Deno.test("cache gives all nulls for null, unknown zones and invalid dates", () => {
+  const cached = createTimeZoneCache();
+  const now = new Date("2026-01-15T12:00:00Z");
+  for (const zone of [null, "", "Foo/Bar", "+05:30"]) {
+    assert.deepEqual(cached(zone, now), timeZoneInfo(zone, now), String(zone));
+    assert.equal(cached(zone, now).time_zone, null);
+  }
+  assert.equal(cached("UTC", new Date(NaN)).current_time, null);
+});
+
+Deno.test(`cache stays correct past MAX_CACHED_ZONES (${MAX_CACHED_ZONES}) case-variant ids`, () => {
+  const cached = createTimeZoneCache();
+  const now = new Date("2026-07-15T12:00:00Z");
+  const base = "america/new_york";
+  // ICU matches ids case-insensitively, so case variants are the only way to
+  // present more distinct accepted ids than the IANA set holds.
+  for (let i = 0; i < MAX_CACHED_ZONES + 50; i++) {
+    const id = [...base].map((ch, k) => (i >> k) & 1 ? ch.toUpperCase() : ch).join("");
+    const info = cached(id, now);
+    assert.equal(info.offset, -14400, id);
+    assert.equal(info.time_zone, id);
+  }
+});
