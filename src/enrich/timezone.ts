@@ -10,9 +10,9 @@
 import type { TimeZoneInfo } from "../types.ts";
 
 /**
- * English locales asked, in order, for a short zone name. Few zones have an
- * English abbreviation in more than one of them, and each adds names the
- * earlier ones lack: en-US (EST, PST, HST…), en-GB (CET, BST, WET…), en-AU/NZ
+ * English locales asked, in order, for a short zone name. ICU gives most
+ * zones a name in only some English locales ("GMT+1" elsewhere); each locale
+ * here adds names the earlier ones lack (surveyed over all ICU zones): en-US (EST, PST, HST…), en-GB (CET, BST, WET…), en-AU/NZ
  * (AEST, NZDT, LHDT…), en-IN (IST), en-CA (NST, MYT…), en-IE (IST in Dublin),
  * en-ZA (SAST, CAT, EAT, WAT), en-SG (SGT), en-HK (HKT), en-GU (ChST).
  */
@@ -175,13 +175,18 @@ export function timeZoneInfo(zone: string | null, now: Date): TimeZoneInfo {
   if (zone === null || !Number.isFinite(ms)) return noTimeZone();
   const formatter = offsetFormatter(zone);
   if (formatter === null) return noTimeZone();
-  const facts = zoneFacts(
-    formatter,
-    ms,
-    (year) => standardOffset(formatter, year),
-    (offset) => abbrAt(zone, ms, offset),
-  );
-  return toInfo(zone, facts, ms);
+  try {
+    const facts = zoneFacts(
+      formatter,
+      ms,
+      (year) => standardOffset(formatter, year),
+      (offset) => abbrAt(zone, ms, offset),
+    );
+    return toInfo(zone, facts, ms);
+  } catch {
+    // Only at the edges: local time past the Date range, or an ICU format change.
+    return noTimeZone();
+  }
 }
 
 /** What the cache keeps per zone. */
@@ -232,7 +237,11 @@ export function createTimeZoneCache(): TimeZoneLookup {
       if (entries.size < MAX_CACHED_ZONES) entries.set(zone, entry);
     }
     const warm = entry.minute === Math.floor(ms / MS_PER_MINUTE) ? entry.facts : null;
-    return toInfo(zone, warm ?? refresh(entry, zone, ms), ms);
+    try {
+      return toInfo(zone, warm ?? refresh(entry, zone, ms), ms);
+    } catch {
+      return noTimeZone(); // as in timeZoneInfo: Date-range edges only
+    }
   };
 }
 

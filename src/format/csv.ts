@@ -33,6 +33,9 @@ const VALUE_COLUMN = "value";
 const STRINGIFY_OPTIONS = {
   delimiter: ",",
   record_delimiter: CSV_RECORD_DELIMITER,
+  // Quote any field holding CR or LF, not only one holding the whole CRLF. csv-stringify
+  // turns this off when `record_delimiter` is given, which would let a lone LF through.
+  quote_record_delimiter: true,
   quote: '"',
   escape: '"',
   eof: true,

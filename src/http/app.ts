@@ -3,7 +3,7 @@
 import { type Context, Hono } from "hono";
 import { cors } from "hono/cors";
 import type { Config } from "../config.ts";
-import { AppError, BadRequestError } from "../errors.ts";
+import { AppError, BadRequestError, DataUnavailableError } from "../errors.ts";
 import { applySelection, type OutputFormat, renderError, renderSuccess } from "../format/mod.ts";
 import type { Rendered } from "../format/render.ts";
 import type { Lookup } from "../lookup/lookup.ts";
@@ -15,9 +15,13 @@ import { type LookupRequest, readLookupRequest, requestFormat, userAgentFromBody
 import { OPENAPI_DOCUMENT } from "./openapi.ts";
 import { STATUS_BY_CODE } from "./status.ts";
 
+/** The loaded data and lookup; `current` is null while the data is still loading. */
+export interface ServiceSlot {
+  current: { lookup: Lookup; data: DataSet } | null;
+}
+
 export interface AppDeps {
-  lookup: Lookup;
-  data: DataSet;
+  services: ServiceSlot;
   config: Pick<Config, "bulkMax" | "trustedProxies" | "corsOrigins">;
   /** Where 5xx details go; the client only sees a generic message. */
   logError?: (error: unknown) => void;
@@ -28,17 +32,23 @@ type Env = { Bindings: Partial<Deno.ServeHandlerInfo<Deno.NetAddr>> };
 
 /** Builds the app; bad configuration (e.g. a trusted-proxy CIDR) throws here, at start-up. */
 export function createApp(deps: AppDeps): Hono<Env> {
-  const { lookup, config } = deps;
+  const { services, config } = deps;
   const logError = deps.logError ?? ((error) => console.error(error));
   const clientAddress = createClientAddressResolver(config.trustedProxies);
   const postBulkLimit = 1024 + config.bulkMax * 64;
-  const healthBody = JSON.stringify({ success: true, data: healthData(deps.data) });
+  const healthBodies = new WeakMap<DataSet, string>();
   const openApiBody = JSON.stringify(OPENAPI_DOCUMENT);
   const app = new Hono<Env>();
 
   app.use("*", cors({ origin: config.corsOrigins.includes("*") ? "*" : [...config.corsOrigins] }));
 
-  app.get("/health", (c) => c.body(healthBody, 200, JSON_HEADERS));
+  app.get("/health", (c) => {
+    const data = services.current?.data;
+    if (!data) return c.body(LOADING_BODY, 503, JSON_HEADERS);
+    let body = healthBodies.get(data);
+    if (!body) healthBodies.set(data, body = JSON.stringify({ success: true, data: healthData(data) }));
+    return c.body(body, 200, JSON_HEADERS);
+  });
   app.get("/openapi.json", (c) => c.body(openApiBody, 200, JSON_HEADERS));
 
   app.get("/ip/:ip{.+}", async (c) => {
@@ -77,12 +87,18 @@ export function createApp(deps: AppDeps): Hono<Env> {
 
   app.onError((error, c) => fail(c, error));
 
+  function lookup(ip: string, request: LookupRequest): LookupResult {
+    if (!services.current) throw new DataUnavailableError(LOADING_MESSAGE);
+    return services.current.lookup(ip, request);
+  }
+
   function one(c: Context, request: LookupRequest, ip: string) {
     const result = lookup(ip, request);
     return send(c, 200, renderSuccess(applySelection(result, request.selection), request.format));
   }
 
   function many(c: Context, request: LookupRequest, ips: string[]) {
+    if (!services.current) throw new DataUnavailableError(LOADING_MESSAGE);
     if (ips.length === 0 || (ips.length === 1 && ips[0] === "")) {
       throw new BadRequestError("Empty bulk list: give at least one IP address");
     }
@@ -121,6 +137,8 @@ export function createApp(deps: AppDeps): Hono<Env> {
   return app;
 }
 
+const LOADING_MESSAGE = "Data is not loaded yet: try again shortly";
+const LOADING_BODY = JSON.stringify({ success: false, message: LOADING_MESSAGE });
 const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
 
 function send(c: Context, status: number, rendered: Rendered) {

@@ -1,9 +1,5 @@
 import assert from "node:assert/strict";
-import {
-  createTimeZoneCache,
-  MAX_CACHED_ZONES,
-  timeZoneInfo,
-} from "../../src/enrich/timezone.ts";
+import { createTimeZoneCache, MAX_CACHED_ZONES, timeZoneInfo } from "../../src/enrich/timezone.ts";
 
 /** Instants (fixed clock) walking across minute boundaries and DST changes. */
 const SEQUENCES: Array<{ name: string; zone: string; instants: string[] }> = [
@@ -70,24 +66,32 @@ Deno.test("cache serves many zones interleaved with the same answers as timeZone
   }
 });
 
-Deno.test("cache warm call within the same minute does no Intl formatting", () => {
+Deno.test("cache warm call within the same minute creates and calls no Intl formatter", () => {
   const cached = createTimeZoneCache();
   cached("Europe/Berlin", new Date("2026-07-15T12:00:05Z")); // cold: fills the entry
-  const proto = Intl.DateTimeFormat.prototype;
-  const original = { formatToParts: proto.formatToParts, format: proto.format };
+  const OriginalDTF = Intl.DateTimeFormat;
+  const originalFormatToParts = OriginalDTF.prototype.formatToParts;
   let calls = 0;
-  proto.formatToParts = function (this: Intl.DateTimeFormat, date) {
+  // Count constructions (the module reads the global at call time) and formatting.
+  Intl.DateTimeFormat = new Proxy(OriginalDTF, {
+    construct(target, args) {
+      calls++;
+      return Reflect.construct(target, args);
+    },
+  });
+  OriginalDTF.prototype.formatToParts = function (this: Intl.DateTimeFormat, date) {
     calls++;
-    return original.formatToParts.call(this, date);
+    return originalFormatToParts.call(this, date);
   };
   try {
     const warm = cached("Europe/Berlin", new Date("2026-07-15T12:00:59.999Z"));
     assert.equal(calls, 0);
     assert.equal(warm.current_time, "2026-07-15T14:00:59+02:00");
     cached("Europe/Berlin", new Date("2026-07-15T12:01:00Z")); // next minute: recomputes
-    assert.ok(calls > 0);
+    assert.ok(calls > 0, "the counters see the recomputation");
   } finally {
-    proto.formatToParts = original.formatToParts;
+    Intl.DateTimeFormat = OriginalDTF;
+    OriginalDTF.prototype.formatToParts = originalFormatToParts;
   }
 });
 
@@ -122,4 +126,11 @@ Deno.test(`cache stays correct past MAX_CACHED_ZONES (${MAX_CACHED_ZONES}) case-
     assert.equal(info.offset, -14400, id);
     assert.equal(info.time_zone, id);
   }
+});
+
+Deno.test("cache at the last representable instant gives nulls, as timeZoneInfo does", () => {
+  const cached = createTimeZoneCache();
+  const end = new Date(8.64e15);
+  assert.deepEqual(cached("Pacific/Kiritimati", end), timeZoneInfo("Pacific/Kiritimati", end));
+  assert.equal(cached("Pacific/Kiritimati", end).offset, null);
 });

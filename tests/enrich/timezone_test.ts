@@ -211,3 +211,10 @@ for (const { input, expected } of OFFSETS) {
     assert.equal(formatOffset(...input), expected);
   });
 }
+
+Deno.test("timeZoneInfo at the last representable instant gives nulls, not a RangeError", () => {
+  // Local time in Kiritimati (+14:00) would lie past the Date range.
+  const end = new Date(8.64e15);
+  assert.deepEqual(timeZoneInfo("Pacific/Kiritimati", end), ALL_NULL);
+  assert.equal(timeZoneInfo("UTC", end).current_time, "+275760-09-13T00:00:00+00:00");
+});

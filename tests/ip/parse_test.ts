@@ -108,7 +108,10 @@ Deno.test("parseIp accepts '::' at every position and length, with the RFC 5952 
   let checked = 0;
   for (let start = 0; start < 8; start++) {
     for (let len = 1; start + len <= 8; len++) {
-      const groups = Array.from({ length: 8 }, (_, g) => (g >= start && g < start + len ? 0 : g + 1));
+      const groups = Array.from(
+        { length: 8 },
+        (_, g) => (g >= start && g < start + len ? 0 : g + 1),
+      );
       const hex = groups.map((g) => g.toString(16));
       const expected = len === 1
         ? hex.join(":")
@@ -255,7 +258,9 @@ function randomIpv6Text(b: Uint8Array, r: () => number): string {
   const limit = groups.length === 7 ? 6 : 8;
   for (let g = 0; g < limit; g++) {
     if (/^0+$/.test(groups[g] ?? "")) {
-      for (let e = g + 1; e <= limit && /^0+$/.test(groups[e - 1] ?? ""); e++) zeroRuns.push([g, e]);
+      for (let e = g + 1; e <= limit && /^0+$/.test(groups[e - 1] ?? ""); e++) {
+        zeroRuns.push([g, e]);
+      }
     }
   }
   if (zeroRuns.length > 0 && r() < 0.7) {

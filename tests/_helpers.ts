@@ -1,0 +1,110 @@
+/** Shared test fixtures: small City and ASN databases written by our own MMDB writer. */
+
+import { createApp } from "../src/http/app.ts";
+import { createLookup, type Lookup } from "../src/lookup/lookup.ts";
+import { MmdbWriter, uint16 } from "../src/mmdb/writer.ts";
+import { type DataSet, openDataSet } from "../src/sources/data_set.ts";
+import type { ManifestEntry } from "../src/update/manifest.ts";
+import { writeManifest } from "../src/update/manifest.ts";
+import { createUserAgentParser } from "../src/ua/parse.ts";
+
+/** A fixed instant: 2026-07-01T12:00:00Z (northern summer, so DST is active in Europe). */
+export const FIXED_NOW = new Date("2026-07-01T12:00:00Z");
+
+const names = (en: string, more: Record<string, string> = {}) => ({ en, ...more });
+const europe = { code: "EU", geoname_id: 6255148, names: names("Europe", { de: "Europa" }) };
+
+/** City records in the GeoLite2-City layout, by network. */
+export const CITY_FIXTURES: Record<string, Record<string, unknown>> = {
+  "81.2.69.0/24": {
+    city: { geoname_id: 2643743, names: names("London", { de: "London", ja: "ロンドン" }) },
+    continent: europe,
+    country: { geoname_id: 2635167, iso_code: "GB", names: names("United Kingdom", { de: "Vereinigtes Königreich" }) },
+    location: { accuracy_radius: uint16(50), latitude: 51.5142, longitude: -0.0931, time_zone: "Europe/London" },
+    postal: { code: "EC2V" },
+    subdivisions: [{ iso_code: "ENG", names: names("England") }],
+  },
+  "2a02:ec0::/29": {
+    city: { names: names("Berlin") },
+    continent: europe,
+    country: { iso_code: "DE", is_in_european_union: true, names: names("Germany", { de: "Deutschland" }) },
+    location: { accuracy_radius: uint16(20), latitude: 52.5, longitude: 13.4, time_zone: "Europe/Berlin" },
+    subdivisions: [{ iso_code: "BE", names: names("Land Berlin") }],
+  },
+  "1.1.1.0/24": {
+    registered_country: { iso_code: "AU", names: names("Australia") },
+  },
+  "10.0.0.0/8": {
+    country: { iso_code: "US", names: names("United States") },
+    location: { time_zone: "America/New_York" },
+  },
+};
+
+/** ASN records in the GeoLite2-ASN layout, by network. */
+export const ASN_FIXTURES: Record<string, Record<string, unknown>> = {
+  "81.2.69.0/24": { autonomous_system_number: 20712, autonomous_system_organization: "Andrews & Arnold Ltd" },
+  "2a02:ec0::/29": { autonomous_system_number: 3320, autonomous_system_organization: "Deutsche Telekom AG" },
+  "9.9.9.0/24": { autonomous_system_number: 19281, autonomous_system_organization: "Quad9" },
+};
+
+function buildDb(databaseType: string, records: Record<string, Record<string, unknown>>, languages: string[]) {
+  const writer = new MmdbWriter({ databaseType, languages });
+  // deno-lint-ignore no-explicit-any
+  for (const [network, record] of Object.entries(records)) writer.insertNetwork(network, record as any);
+  return writer.toBytes();
+}
+
+/** Writes a data directory (City + ASN + manifest) into a new temp dir and returns its path. */
+export async function writeFixtureDataDir(): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: "ipintel-test-" });
+  const entries: ManifestEntry[] = [];
+  const add = async (kind: "city" | "asn", file: string, bytes: Uint8Array, databaseType: string) => {
+    await Deno.writeFile(`${dir}/${file}`, bytes);
+    entries.push({
+      kind,
+      file,
+      sha256: "",
+      source: "test fixture",
+      license: "test",
+      attribution: "test",
+      built: FIXED_NOW.toISOString(),
+      databaseType,
+    });
+  };
+  await add("city", "city.mmdb", buildDb("GeoLite2-City", CITY_FIXTURES, ["en", "de", "ja"]), "GeoLite2-City");
+  await add("asn", "asn.mmdb", buildDb("GeoLite2-ASN", ASN_FIXTURES, []), "GeoLite2-ASN");
+  await writeManifest(dir, { sources: entries });
+  return dir;
+}
+
+let fixture: Promise<DataSet> | null = null;
+
+/** The fixture data set, built once per test process. */
+export function fixtureDataSet(): Promise<DataSet> {
+  fixture ??= writeFixtureDataDir().then((dir) => openDataSet(dir));
+  return fixture;
+}
+
+/** A lookup over the fixtures with a fixed clock. */
+export async function fixtureLookup(now: Date = FIXED_NOW): Promise<Lookup> {
+  return createLookup({ data: await fixtureDataSet(), now: () => now, parseUserAgent: createUserAgentParser() });
+}
+
+/** The HTTP app over the fixtures. */
+export async function fixtureApp(config: { bulkMax?: number; trustedProxies?: string[] } = {}) {
+  const data = await fixtureDataSet();
+  const lookup = await fixtureLookup();
+  return createApp({
+    services: { current: { data, lookup } },
+    config: { bulkMax: config.bulkMax ?? 1000, trustedProxies: config.trustedProxies ?? [], corsOrigins: ["*"] },
+    logError: () => {},
+  });
+}
+
+/** Connection info as Deno.serve passes it, for in-process requests to /me. */
+export function peer(hostname: string) {
+  return { remoteAddr: { transport: "tcp" as const, hostname, port: 40000 } };
+}
+
+/** Where the real default data lives (built by `deno task data`). */
+export const DEFAULT_DATA_DIR = new URL("../data", import.meta.url).pathname;
