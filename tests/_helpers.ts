@@ -2,7 +2,7 @@
 
 import { createApp } from "../src/http/app.ts";
 import { createLookup, type Lookup } from "../src/lookup/lookup.ts";
-import { MmdbWriter, uint16 } from "../src/mmdb/writer.ts";
+import { type MmdbValue, MmdbWriter, uint16 } from "../src/mmdb/writer.ts";
 import { type DataSet, openDataSet } from "../src/sources/data_set.ts";
 import type { ManifestEntry } from "../src/update/manifest.ts";
 import { writeManifest } from "../src/update/manifest.ts";
@@ -15,20 +15,38 @@ const names = (en: string, more: Record<string, string> = {}) => ({ en, ...more 
 const europe = { code: "EU", geoname_id: 6255148, names: names("Europe", { de: "Europa" }) };
 
 /** City records in the GeoLite2-City layout, by network. */
-export const CITY_FIXTURES: Record<string, Record<string, unknown>> = {
+export const CITY_FIXTURES: Record<string, { [key: string]: MmdbValue }> = {
   "81.2.69.0/24": {
     city: { geoname_id: 2643743, names: names("London", { de: "London", ja: "ロンドン" }) },
     continent: europe,
-    country: { geoname_id: 2635167, iso_code: "GB", names: names("United Kingdom", { de: "Vereinigtes Königreich" }) },
-    location: { accuracy_radius: uint16(50), latitude: 51.5142, longitude: -0.0931, time_zone: "Europe/London" },
+    country: {
+      geoname_id: 2635167,
+      iso_code: "GB",
+      names: names("United Kingdom", { de: "Vereinigtes Königreich" }),
+    },
+    location: {
+      accuracy_radius: uint16(50),
+      latitude: 51.5142,
+      longitude: -0.0931,
+      time_zone: "Europe/London",
+    },
     postal: { code: "EC2V" },
     subdivisions: [{ iso_code: "ENG", names: names("England") }],
   },
   "2a02:ec0::/29": {
     city: { names: names("Berlin") },
     continent: europe,
-    country: { iso_code: "DE", is_in_european_union: true, names: names("Germany", { de: "Deutschland" }) },
-    location: { accuracy_radius: uint16(20), latitude: 52.5, longitude: 13.4, time_zone: "Europe/Berlin" },
+    country: {
+      iso_code: "DE",
+      is_in_european_union: true,
+      names: names("Germany", { de: "Deutschland" }),
+    },
+    location: {
+      accuracy_radius: uint16(20),
+      latitude: 52.5,
+      longitude: 13.4,
+      time_zone: "Europe/Berlin",
+    },
     subdivisions: [{ iso_code: "BE", names: names("Land Berlin") }],
   },
   "1.1.1.0/24": {
@@ -41,16 +59,25 @@ export const CITY_FIXTURES: Record<string, Record<string, unknown>> = {
 };
 
 /** ASN records in the GeoLite2-ASN layout, by network. */
-export const ASN_FIXTURES: Record<string, Record<string, unknown>> = {
-  "81.2.69.0/24": { autonomous_system_number: 20712, autonomous_system_organization: "Andrews & Arnold Ltd" },
-  "2a02:ec0::/29": { autonomous_system_number: 3320, autonomous_system_organization: "Deutsche Telekom AG" },
+export const ASN_FIXTURES: Record<string, { [key: string]: MmdbValue }> = {
+  "81.2.69.0/24": {
+    autonomous_system_number: 20712,
+    autonomous_system_organization: "Andrews & Arnold Ltd",
+  },
+  "2a02:ec0::/29": {
+    autonomous_system_number: 3320,
+    autonomous_system_organization: "Deutsche Telekom AG",
+  },
   "9.9.9.0/24": { autonomous_system_number: 19281, autonomous_system_organization: "Quad9" },
 };
 
-function buildDb(databaseType: string, records: Record<string, Record<string, unknown>>, languages: string[]) {
+function buildDb(
+  databaseType: string,
+  records: Record<string, { [key: string]: MmdbValue }>,
+  languages: string[],
+) {
   const writer = new MmdbWriter({ databaseType, languages });
-  // deno-lint-ignore no-explicit-any
-  for (const [network, record] of Object.entries(records)) writer.insertNetwork(network, record as any);
+  for (const [network, record] of Object.entries(records)) writer.insertNetwork(network, record);
   return writer.toBytes();
 }
 
@@ -58,7 +85,12 @@ function buildDb(databaseType: string, records: Record<string, Record<string, un
 export async function writeFixtureDataDir(): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix: "ipintel-test-" });
   const entries: ManifestEntry[] = [];
-  const add = async (kind: "city" | "asn", file: string, bytes: Uint8Array, databaseType: string) => {
+  const add = async (
+    kind: "city" | "asn",
+    file: string,
+    bytes: Uint8Array,
+    databaseType: string,
+  ) => {
     await Deno.writeFile(`${dir}/${file}`, bytes);
     entries.push({
       kind,
@@ -71,7 +103,12 @@ export async function writeFixtureDataDir(): Promise<string> {
       databaseType,
     });
   };
-  await add("city", "city.mmdb", buildDb("GeoLite2-City", CITY_FIXTURES, ["en", "de", "ja"]), "GeoLite2-City");
+  await add(
+    "city",
+    "city.mmdb",
+    buildDb("GeoLite2-City", CITY_FIXTURES, ["en", "de", "ja"]),
+    "GeoLite2-City",
+  );
   await add("asn", "asn.mmdb", buildDb("GeoLite2-ASN", ASN_FIXTURES, []), "GeoLite2-ASN");
   await writeManifest(dir, { sources: entries });
   return dir;
@@ -87,7 +124,11 @@ export function fixtureDataSet(): Promise<DataSet> {
 
 /** A lookup over the fixtures with a fixed clock. */
 export async function fixtureLookup(now: Date = FIXED_NOW): Promise<Lookup> {
-  return createLookup({ data: await fixtureDataSet(), now: () => now, parseUserAgent: createUserAgentParser() });
+  return createLookup({
+    data: await fixtureDataSet(),
+    now: () => now,
+    parseUserAgent: createUserAgentParser(),
+  });
 }
 
 /** The HTTP app over the fixtures. */
@@ -96,7 +137,11 @@ export async function fixtureApp(config: { bulkMax?: number; trustedProxies?: st
   const lookup = await fixtureLookup();
   return createApp({
     services: { current: { data, lookup } },
-    config: { bulkMax: config.bulkMax ?? 1000, trustedProxies: config.trustedProxies ?? [], corsOrigins: ["*"] },
+    config: {
+      bulkMax: config.bulkMax ?? 1000,
+      trustedProxies: config.trustedProxies ?? [],
+      corsOrigins: ["*"],
+    },
     logError: () => {},
   });
 }

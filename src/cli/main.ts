@@ -37,7 +37,9 @@ export async function runCli(
 
 /** The `--help` text, built from the option table so it never drifts. */
 export function helpText(): string {
-  const options = OPTIONS.map((o) => `  --${o.flag.padEnd(16)} ${o.env.padEnd(24)} ${o.description}`);
+  const options = OPTIONS.map((o) =>
+    `  --${o.flag.padEnd(16)} ${o.env.padEnd(24)} ${o.description}`
+  );
   return [
     "ipintel: self-hosted IP intelligence (geolocation, network, time zone, user agent)",
     "",

@@ -15,7 +15,8 @@ export async function runServe(config: Config): Promise<number> {
     hostname: config.host,
     port: config.port,
     signal: controller.signal,
-    onListen: ({ hostname, port }) => console.error(`ipintel listening on http://${hostname}:${port}`),
+    onListen: ({ hostname, port }) =>
+      console.error(`ipintel listening on http://${hostname}:${port}`),
   }, app.fetch);
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     Deno.addSignalListener(signal, () => controller.abort());

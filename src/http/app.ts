@@ -11,7 +11,12 @@ import type { DataSet } from "../sources/data_set.ts";
 import type { FailedItem, Json, LookupResult } from "../types.ts";
 import { isJsonObject, readJsonBody } from "./body.ts";
 import { createClientAddressResolver } from "./client_address.ts";
-import { type LookupRequest, readLookupRequest, requestFormat, userAgentFromBody } from "./lookup_request.ts";
+import {
+  type LookupRequest,
+  readLookupRequest,
+  requestFormat,
+  userAgentFromBody,
+} from "./lookup_request.ts";
 import { OPENAPI_DOCUMENT } from "./openapi.ts";
 import { STATUS_BY_CODE } from "./status.ts";
 
@@ -46,7 +51,9 @@ export function createApp(deps: AppDeps): Hono<Env> {
     const data = services.current?.data;
     if (!data) return c.body(LOADING_BODY, 503, JSON_HEADERS);
     let body = healthBodies.get(data);
-    if (!body) healthBodies.set(data, body = JSON.stringify({ success: true, data: healthData(data) }));
+    if (!body) {
+      healthBodies.set(data, body = JSON.stringify({ success: true, data: healthData(data) }));
+    }
     return c.body(body, 200, JSON_HEADERS);
   });
   app.get("/openapi.json", (c) => c.body(openApiBody, 200, JSON_HEADERS));
@@ -55,7 +62,9 @@ export function createApp(deps: AppDeps): Hono<Env> {
     const request = await readLookupRequest(c);
     return one(c, request, c.req.param("ip"));
   });
-  app.get("/ip", (c) => fail(c, new BadRequestError("Missing IP address: use /ip/{ip}")));
+  for (const path of ["/ip", "/ip/"]) {
+    app.get(path, (c) => fail(c, new BadRequestError("Missing IP address: use /ip/{ip}")));
+  }
 
   app.get("/me", async (c) => {
     const request = await readLookupRequest(c);
@@ -68,12 +77,17 @@ export function createApp(deps: AppDeps): Hono<Env> {
     const request = await readLookupRequest(c);
     return many(c, request, c.req.param("list").split(","));
   });
-  app.get("/bulk", (c) => fail(c, new BadRequestError("Empty bulk list: use /bulk/{ip},{ip},...")));
+  for (const path of ["/bulk", "/bulk/"]) {
+    app.get(path, (c) => fail(c, new BadRequestError("Empty bulk list: use /bulk/{ip},{ip},...")));
+  }
 
   app.post("/bulk", async (c) => {
     const request = await readLookupRequest(c, { userAgentBody: false });
     const body = await readJsonBody(c.req.raw, postBulkLimit);
-    if (!isJsonObject(body) || !Array.isArray(body.ips) || body.ips.some((ip) => typeof ip !== "string")) {
+    if (
+      !isJsonObject(body) || !Array.isArray(body.ips) ||
+      body.ips.some((ip) => typeof ip !== "string")
+    ) {
       throw new BadRequestError('Invalid JSON body: expected {"ips": ["<ip>", ...]}');
     }
     const userAgent = userAgentFromBody(body) ?? request.userAgent;
@@ -81,7 +95,9 @@ export function createApp(deps: AppDeps): Hono<Env> {
   });
 
   app.notFound((c) => {
-    const message = `No route for ${c.req.method} ${new URL(c.req.url).pathname}: see /openapi.json`;
+    const message = `No route for ${c.req.method} ${
+      new URL(c.req.url).pathname
+    }: see /openapi.json`;
     return send(c, 404, renderError(message, requestFormat(c)));
   });
 
@@ -118,7 +134,9 @@ export function createApp(deps: AppDeps): Hono<Env> {
     try {
       return lookup(ip, request);
     } catch (error) {
-      if (error instanceof AppError && (error.code === "invalid_ip" || error.code === "not_found")) {
+      if (
+        error instanceof AppError && (error.code === "invalid_ip" || error.code === "not_found")
+      ) {
         return { ip, error: { status: STATUS_BY_CODE[error.code], message: error.message } };
       }
       throw error;

@@ -12,12 +12,16 @@ export type ClientAddressResolver = (peer: string, headers: Headers) => string;
  * trusted proxy is the client. An unparsable hop ends the walk at the last
  * trusted hop, because anything to its left may be forged.
  */
-export function createClientAddressResolver(trustedProxies: readonly string[]): ClientAddressResolver {
+export function createClientAddressResolver(
+  trustedProxies: readonly string[],
+): ClientAddressResolver {
   const trusted: Cidr[] = trustedProxies.map((text) => {
     try {
       return parseCidr(text);
     } catch (error) {
-      throw new Error(`Invalid IPINTEL_TRUSTED_PROXIES entry "${text}": ${(error as Error).message}`);
+      throw new Error(
+        `Invalid IPINTEL_TRUSTED_PROXIES entry "${text}": ${(error as Error).message}`,
+      );
     }
   });
   const isTrusted = (ip: ParsedIp) => trusted.some((cidr) => cidrContains(cidr, ip));

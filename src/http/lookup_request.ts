@@ -53,7 +53,9 @@ export function userAgentFromBody(body: unknown): string | null {
   const value = body.userAgent;
   if (value === undefined || value === null) return null;
   if (typeof value !== "string") {
-    throw new BadRequestError(`Invalid JSON body: "userAgent" must be a string, got ${typeof value}`);
+    throw new BadRequestError(
+      `Invalid JSON body: "userAgent" must be a string, got ${typeof value}`,
+    );
   }
   return value;
 }

@@ -146,13 +146,15 @@ const queryParameters = [
     name: "lang",
     in: "query",
     schema: { type: "string", default: "en" },
-    description: "Language of place names: one the City database carries (de, es, fr, ja, pt-BR, ru, zh-CN).",
+    description:
+      "Language of place names: one the City database carries (de, es, fr, ja, pt-BR, ru, zh-CN).",
   },
   {
     name: "ua",
     in: "query",
     schema: { type: "string" },
-    description: "User-agent string to parse, when no JSON body gives one; default: the User-Agent header.",
+    description:
+      "User-agent string to parse, when no JSON body gives one; default: the User-Agent header.",
   },
 ];
 
@@ -190,7 +192,8 @@ export const OPENAPI_DOCUMENT = {
   info: {
     title: "ipintel",
     version: "1.0.0",
-    description: "Self-hosted IP intelligence: geolocation, time zone, currency, network, user agent and security.",
+    description:
+      "Self-hosted IP intelligence: geolocation, time zone, currency, network, user agent and security.",
     license: { name: "MIT", identifier: "MIT" },
   },
   paths: {
@@ -212,7 +215,8 @@ export const OPENAPI_DOCUMENT = {
     "/me": {
       get: {
         summary: "Look up the caller's own address",
-        description: "The TCP peer; X-Forwarded-For/Forwarded only from configured trusted proxies.",
+        description:
+          "The TCP peer; X-Forwarded-For/Forwarded only from configured trusted proxies.",
         parameters: queryParameters,
         requestBody: userAgentBody,
         responses: {

@@ -133,8 +133,9 @@ export function createLookup(deps: LookupDeps): Lookup {
     };
   };
 
-  const lookup = ((ipText: string, options: LookupOptions = {}) =>
-    lookupParsed(parseIp(ipText), options)) as Lookup;
+  const lookup =
+    ((ipText: string, options: LookupOptions = {}) =>
+      lookupParsed(parseIp(ipText), options)) as Lookup;
   Object.defineProperty(lookup, "languages", { value: Object.freeze([...languages]) });
   return lookup;
 }

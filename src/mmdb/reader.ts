@@ -27,7 +27,10 @@ export interface MmdbDatabase<T> {
  * offset (bounded LRU), so a warm lookup skips decoding entirely.
  * Throws when the bytes are not a valid MaxMind DB.
  */
-export function openMmdb<T>(bytes: Uint8Array, options: { cacheSize?: number } = {}): MmdbDatabase<T> {
+export function openMmdb<T>(
+  bytes: Uint8Array,
+  options: { cacheSize?: number } = {},
+): MmdbDatabase<T> {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const cache = new LruCache<string | number, unknown>(options.cacheSize ?? 50_000);
   // deno-lint-ignore no-explicit-any

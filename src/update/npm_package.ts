@@ -61,7 +61,9 @@ async function verifyIntegrity(bytes: Uint8Array, integrity: string, label: stri
   );
   const actual = btoa(String.fromCharCode(...digest));
   if (actual !== expected) {
-    throw new Error(`Integrity check failed for ${label}: the download does not match ${integrity}`);
+    throw new Error(
+      `Integrity check failed for ${label}: the download does not match ${integrity}`,
+    );
   }
 }
 

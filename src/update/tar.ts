@@ -60,5 +60,7 @@ function verifyChecksum(header: Uint8Array, at: number): void {
   const stored = parseOctal(header.subarray(148, 156), at);
   let sum = 0;
   for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 0x20 : header[i]!;
-  if (sum !== stored) throw new Error(`Corrupt tar archive: header checksum mismatch at byte ${at}`);
+  if (sum !== stored) {
+    throw new Error(`Corrupt tar archive: header checksum mismatch at byte ${at}`);
+  }
 }
