@@ -16,12 +16,16 @@
 
 import { InvalidIpError } from "../errors.ts";
 
-/** A validated address. Treat it as immutable: `bytes` may be shared. */
+/** A validated address. Treat it as immutable. */
 export interface ParsedIp {
   version: 4 | 6;
   /** Canonical text: dotted quad, or RFC 5952 for IPv6. */
   address: string;
-  /** Network-order bytes: 4 for IPv4, 16 for IPv6. */
+  /**
+   * Network-order bytes: 4 for IPv4, 16 for IPv6. A view into a shared pool
+   * (see {@link parseIp}): index it, or honour `byteOffset`/`byteLength`;
+   * never read `bytes.buffer` as if it held only this address.
+   */
   bytes: Uint8Array;
 }
 
@@ -188,6 +192,11 @@ export function formatIpv4(bytes: Uint8Array, offset = 0): string {
   return `${bytes[offset]}.${bytes[offset + 1]}.${bytes[offset + 2]}.${bytes[offset + 3]}`;
 }
 
+// Hex text of a byte, without and with a leading zero: group text is built
+// from two table reads instead of Number#toString(16).
+const HEX: readonly string[] = Array.from({ length: 256 }, (_, k) => k.toString(16));
+const HEX2: readonly string[] = HEX.map((h) => h.padStart(2, "0"));
+
 /**
  * RFC 5952 text of 16 bytes: lower case, no leading zeros, the longest run of
  * two or more zero groups compressed to `::` (the first one on ties). The
@@ -215,8 +224,10 @@ export function formatIpv6(bytes: Uint8Array): string {
       g += bestLen - 1;
       continue;
     }
-    if (s !== "" && !s.endsWith(":")) s += ":";
-    s += (((bytes[g * 2] ?? 0) << 8) | (bytes[g * 2 + 1] ?? 0)).toString(16);
+    if (g > 0 && g !== bestStart + bestLen) s += ":";
+    const hi = bytes[g * 2] ?? 0;
+    const lo = bytes[g * 2 + 1] ?? 0;
+    s += hi === 0 ? HEX[lo] : HEX[hi]! + HEX2[lo];
   }
   return s;
 }
@@ -227,8 +238,31 @@ function isIpv4Mapped(b: Uint8Array): boolean {
   return b[10] === 0xff && b[11] === 0xff;
 }
 
+// Allocation: a fresh typed array costs far more than the whole parse (its
+// ArrayBuffer goes through the embedder's allocator), so addresses are scanned
+// into one scratch array, then copied into views of a shared 8 KiB slab, the
+// way Node pools small Buffers. A retained result keeps its slab alive:
+// at most 8 KiB per live ParsedIp, usually far less as results die together.
+const scratch = new Uint8Array(16);
+const SLAB_SIZE = 8192;
+let slab = new ArrayBuffer(0);
+let slabOffset = 0;
+
+/** A pooled copy of `src[from..from+length)`. */
+function takeBytes(src: Uint8Array, from: number, length: number): Uint8Array {
+  if (slabOffset + length > slab.byteLength) {
+    slab = new ArrayBuffer(SLAB_SIZE);
+    slabOffset = 0;
+  }
+  const view = new Uint8Array(slab, slabOffset, length);
+  slabOffset += length;
+  for (let k = 0; k < length; k++) view[k] = src[from + k]!;
+  return view;
+}
+
 /**
- * Parses and validates one IP address.
+ * Parses and validates one IP address. Synchronous and allocation-light:
+ * `bytes` is a 4- or 16-byte view into a shared slab (see {@link ParsedIp}).
  *
  * @throws {InvalidIpError} with a reason naming the problem (zone id, CIDR
  * prefix, leading zeros, spaces, length, group/octet count, bad character...).
@@ -259,20 +293,19 @@ export function parseIp(text: string): ParsedIp {
     }
   }
 
+  const out = scratch;
   if (!colon) {
-    const bytes = new Uint8Array(4);
-    const reason = scanIpv4(text, 0, n, bytes, 0);
+    const reason = scanIpv4(text, 0, n, out, 0);
     if (reason !== null) fail(text, reason);
     // Accepted text has no leading zeros, so it is already canonical.
-    return { version: 4, address: text, bytes };
+    return { version: 4, address: text, bytes: takeBytes(out, 0, 4) };
   }
 
-  const bytes = new Uint8Array(16);
-  const reason = scanIpv6(text, bytes);
+  const reason = scanIpv6(text, out);
   if (reason !== null) fail(text, reason);
-  if (isIpv4Mapped(bytes)) {
-    const v4 = bytes.slice(12, 16);
-    return { version: 4, address: formatIpv4(v4), bytes: v4 };
+  if (isIpv4Mapped(out)) {
+    const bytes = takeBytes(out, 12, 4);
+    return { version: 4, address: formatIpv4(bytes), bytes };
   }
-  return { version: 6, address: formatIpv6(bytes), bytes };
+  return { version: 6, address: formatIpv6(out), bytes: takeBytes(out, 0, 16) };
 }

@@ -104,6 +104,23 @@ Deno.test("parseIp returns network-order bytes", () => {
   assert.deepEqual([...parseIp("1::ff").bytes], [0, 1, ...new Array(13).fill(0), 0xff]);
 });
 
+Deno.test("parseIp results stay correct and independent across many calls (pooled bytes)", () => {
+  const kept: { text: string; ip: ReturnType<typeof parseIp> }[] = [];
+  for (let k = 0; k < 3000; k++) {
+    const text = k % 2 === 0 ? `10.${k >> 8}.${k & 255}.1` : `2001:db8::${k.toString(16)}`;
+    kept.push({ text, ip: parseIp(text) });
+  }
+  for (const { text, ip } of kept) {
+    assert.equal(ip.bytes.byteLength, ip.version === 4 ? 4 : 16);
+    assert.deepEqual(ip, parseIp(text), text);
+  }
+  // Writing into one result does not touch another.
+  const a = parseIp("1.2.3.4");
+  const b = parseIp("5.6.7.8");
+  a.bytes[3] = 99;
+  assert.deepEqual([...b.bytes], [5, 6, 7, 8]);
+});
+
 Deno.test("parseIp accepts '::' at every position and length, with the RFC 5952 text", () => {
   let checked = 0;
   for (let start = 0; start < 8; start++) {
