@@ -12,6 +12,8 @@ export interface Config {
   corsOrigins: readonly string[];
   registry: string;
   cacheSize: number;
+  /** `deno`: Deno.serve (fastest; drops GET bodies). `node`: node:http (reads GET bodies). */
+  httpServer: "deno" | "node";
 }
 
 /** One setting: its environment variable, its flag, default and parser. */
@@ -78,6 +80,14 @@ export const OPTIONS: readonly OptionSpec<keyof Config>[] = [
     "Decoded database records kept in memory, per database",
     () => 100_000,
     integerIn(1, 10_000_000),
+  ),
+  option(
+    "httpServer",
+    "IPINTEL_HTTP_SERVER",
+    "http-server",
+    "deno (Deno.serve, fastest) or node (node:http, also reads the JSON user-agent body on GET)",
+    () => "deno",
+    oneOf("deno", "node"),
   ),
 ];
 
@@ -156,6 +166,16 @@ function integerIn(min: number, max: number) {
     const value = Number(text);
     if (!/^\d+$/.test(text.trim()) || value < min || value > max) {
       throw new Error(`Invalid ${name} "${text}": expected an integer from ${min} to ${max}`);
+    }
+    return value;
+  };
+}
+
+function oneOf<T extends string>(...values: T[]) {
+  return (text: string, name: string): T => {
+    const value = text.trim().toLowerCase() as T;
+    if (!values.includes(value)) {
+      throw new Error(`Invalid ${name} "${text}": expected one of ${values.join(", ")}`);
     }
     return value;
   };

@@ -2,34 +2,58 @@
 
 import type { Config } from "../config.ts";
 import { createApp, type ServiceSlot } from "../http/app.ts";
+import { serveWithNodeHttp } from "../http/node_server.ts";
 import { ensureData } from "./data.ts";
 import { createServices } from "./services.ts";
 
-/** Serves until SIGINT/SIGTERM, then drains in-flight requests. */
+/** Serves until SIGINT/SIGTERM, then stops accepting and finishes in-flight requests. */
 export async function runServe(config: Config): Promise<number> {
   // Listen at once; lookups answer 503 until the data (built on first run) is loaded.
   const services: ServiceSlot = { current: null };
   const app = createApp({ services, config });
-  const controller = new AbortController();
-  const server = Deno.serve({
-    hostname: config.host,
-    port: config.port,
-    signal: controller.signal,
-    onListen: ({ hostname, port }) =>
-      console.error(`ipintel listening on http://${hostname}:${port}`),
-  }, app.fetch);
+  const server = await listen(config, app.fetch);
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    Deno.addSignalListener(signal, () => controller.abort());
+    Deno.addSignalListener(signal, () => server.close());
   }
   try {
     await ensureData(config);
     services.current = await createServices(config);
     console.error(`ipintel: data loaded from ${config.dataDir}`);
   } catch (error) {
-    controller.abort();
-    await server.finished;
+    await server.close();
     throw error;
   }
   await server.finished;
   return 0;
+}
+
+type FetchHandler = (
+  request: Request,
+  env: { remoteAddr?: Deno.NetAddr },
+) => Response | Promise<Response>;
+
+async function listen(config: Config, handler: FetchHandler) {
+  const announce = (port: number) =>
+    console.error(
+      `ipintel listening on http://${config.host}:${port} (${config.httpServer} server)`,
+    );
+  if (config.httpServer === "node") {
+    const server = await serveWithNodeHttp({ hostname: config.host, port: config.port }, handler);
+    announce(server.port);
+    return server;
+  }
+  const controller = new AbortController();
+  const server = Deno.serve({
+    hostname: config.host,
+    port: config.port,
+    signal: controller.signal,
+    onListen: ({ port }) => announce(port),
+  }, handler);
+  return {
+    finished: server.finished,
+    close: () => {
+      controller.abort();
+      return server.finished;
+    },
+  };
 }

@@ -14,6 +14,7 @@ import { createClientAddressResolver } from "./client_address.ts";
 import {
   type LookupRequest,
   readLookupRequest,
+  requestBody,
   requestFormat,
   userAgentFromBody,
 } from "./lookup_request.ts";
@@ -32,8 +33,8 @@ export interface AppDeps {
   logError?: (error: unknown) => void;
 }
 
-/** Deno.serve passes its handler info as Hono's `env`; it holds the TCP peer. */
-type Env = { Bindings: Partial<Deno.ServeHandlerInfo<Deno.NetAddr>> };
+/** Deno.serve and the node:http server both pass the TCP peer as Hono's `env`. */
+type Env = { Bindings: { remoteAddr?: Deno.NetAddr } };
 
 /** Builds the app; bad configuration (e.g. a trusted-proxy CIDR) throws here, at start-up. */
 export function createApp(deps: AppDeps): Hono<Env> {
@@ -83,7 +84,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
 
   app.post("/bulk", async (c) => {
     const request = await readLookupRequest(c, { userAgentBody: false });
-    const body = await readJsonBody(c.req.raw, postBulkLimit);
+    const body = await readJsonBody(requestBody(c), postBulkLimit);
     if (
       !isJsonObject(body) || !Array.isArray(body.ips) ||
       body.ips.some((ip) => typeof ip !== "string")

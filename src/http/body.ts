@@ -2,28 +2,35 @@
 
 import { BadRequestError, PayloadTooLargeError } from "../errors.ts";
 
+/** A request body as the routes see it: headers plus the stream, wherever it came from. */
+export interface BodySource {
+  headers: Headers;
+  stream: ReadableStream<Uint8Array> | null;
+}
+
 /** True when the request declares a JSON body (`application/json`, any parameters). */
-export function hasJsonBody(request: Request): boolean {
-  const type = request.headers.get("content-type") ?? "";
-  return request.body !== null && /^application\/json\s*(;|$)/i.test(type);
+export function declaresJsonBody(headers: Headers): boolean {
+  const declared = Number(headers.get("content-length") ?? 0) > 0 ||
+    headers.has("transfer-encoding");
+  return declared && /^application\/json\s*(;|$)/i.test(headers.get("content-type") ?? "");
 }
 
 /**
  * Reads and parses a JSON body of at most `limit` bytes. Stops reading as soon
  * as the limit is passed, so a huge body costs no more than the limit.
  */
-export async function readJsonBody(request: Request, limit: number): Promise<unknown> {
+export async function readJsonBody(source: BodySource, limit: number): Promise<unknown> {
   const tooLarge = () =>
     new PayloadTooLargeError(`Request body is larger than the limit of ${limit} bytes`);
-  const declared = Number(request.headers.get("content-length") ?? 0);
-  if (declared > limit) {
-    await request.body?.cancel();
+  const { headers, stream } = source;
+  if (Number(headers.get("content-length") ?? 0) > limit) {
+    await stream?.cancel();
     throw tooLarge();
   }
   const chunks: Uint8Array[] = [];
   let size = 0;
-  if (request.body) {
-    for await (const chunk of request.body) {
+  if (stream) {
+    for await (const chunk of stream) {
       size += chunk.length;
       if (size > limit) throw tooLarge(); // leaving the loop cancels the stream
       chunks.push(chunk);

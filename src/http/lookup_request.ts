@@ -8,7 +8,7 @@ import {
   parseFieldSelection,
   parseFormat,
 } from "../format/mod.ts";
-import { hasJsonBody, isJsonObject, readJsonBody } from "./body.ts";
+import { type BodySource, declaresJsonBody, isJsonObject, readJsonBody } from "./body.ts";
 
 /** Largest accepted user-agent body (decisions.md). */
 export const UA_BODY_LIMIT = 8 * 1024;
@@ -38,8 +38,8 @@ export async function readLookupRequest(
   const format = requestFormat(c);
   const selection = parseFieldSelection(c.req.query("get"));
   let userAgent: string | null = null;
-  if (options.userAgentBody && hasJsonBody(c.req.raw)) {
-    userAgent = userAgentFromBody(await readJsonBody(c.req.raw, UA_BODY_LIMIT));
+  if (options.userAgentBody && declaresJsonBody(c.req.raw.headers)) {
+    userAgent = userAgentFromBody(await readJsonBody(requestBody(c), UA_BODY_LIMIT));
   }
   userAgent ??= c.req.query("ua") ?? c.req.header("user-agent") ?? null;
   return { format, selection, lang: c.req.query("lang") ?? null, userAgent };
@@ -58,4 +58,21 @@ export function userAgentFromBody(body: unknown): string | null {
     );
   }
   return value;
+}
+
+/**
+ * The request body: the Fetch body, or the GET body the node:http server hands
+ * over in `env.getBody`. Deno.serve drops GET bodies (as the Fetch standard
+ * does); a client that sent one gets a 400 saying how to send it instead,
+ * rather than an answer silently computed from another user agent.
+ */
+export function requestBody(c: Context): BodySource {
+  const headers = c.req.raw.headers;
+  const stream = c.req.raw.body ?? (c.env as { getBody?: BodySource["stream"] })?.getBody ?? null;
+  if (!stream && c.req.method === "GET") {
+    throw new BadRequestError(
+      "This server runs on Deno.serve, which drops GET request bodies: send the user agent in the ua query parameter or the User-Agent header, or start the server with --http-server node to accept the JSON body",
+    );
+  }
+  return { headers, stream };
 }

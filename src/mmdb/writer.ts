@@ -74,7 +74,9 @@ export function pickRecordSize(nodeCount: number, dataSize: number): 24 | 28 | 3
 export class MmdbWriter {
   readonly #tree = new SearchTree();
   readonly #store = new DataStore();
-  readonly #options: Omit<Required<WriterOptions>, "recordSize"> & Pick<WriterOptions, "recordSize">;
+  readonly #options:
+    & Omit<Required<WriterOptions>, "recordSize">
+    & Pick<WriterOptions, "recordSize">;
   // Scratch keys, reused so inserts do not allocate.
   readonly #first = new Uint32Array(4);
   readonly #last = new Uint32Array(4);

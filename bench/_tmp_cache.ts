@@ -1,0 +1,17 @@
+import { Buffer } from "node:buffer";
+import { Reader } from "mmdb-lib";
+import { LruCache } from "../src/cache/lru.ts";
+import { randomPublicAddresses } from "./_addresses.ts";
+const bytes = Deno.readFileSync("data/GeoLite2-City.mmdb");
+const raw = new Reader<any>(Buffer.from(bytes));
+const addrs = randomPublicAddresses(10000, 1, { keep: (ip) => raw.get(ip) !== null });
+const cache = new LruCache<string | number, unknown>(10_000_000);
+const r = new Reader<any>(Buffer.from(bytes), { cache });
+let records = new Set<unknown>();
+for (const a of addrs) records.add(r.get(a));
+console.log("cache entries", cache.size, "distinct records", records.size);
+const asnBytes = Deno.readFileSync("data/asn.mmdb");
+const c2 = new LruCache<string | number, unknown>(10_000_000);
+const r2 = new Reader<any>(Buffer.from(asnBytes), { cache: c2 });
+for (const a of addrs) r2.get(a);
+console.log("asn cache entries", c2.size);

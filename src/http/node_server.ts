@@ -1,0 +1,123 @@
+/**
+ * Serves a fetch handler with `node:http`, for clients that send the spec's
+ * JSON body on a GET: Deno.serve (like the Fetch standard) drops GET bodies,
+ * node:http keeps them. A GET/HEAD body is handed over as `env.getBody`,
+ * since a Fetch `Request` cannot carry one.
+ */
+
+import http from "node:http";
+
+/** What the handler receives as its second argument (Hono's `env`). */
+export interface NodeServeEnv {
+  remoteAddr: Deno.NetAddr;
+  /** The body of a GET or HEAD request, which a Fetch Request cannot hold. */
+  getBody: ReadableStream<Uint8Array> | null;
+}
+
+export interface NodeServer {
+  readonly port: number;
+  readonly finished: Promise<void>;
+  close(): Promise<void>;
+}
+
+type Handler = (request: Request, env: NodeServeEnv) => Response | Promise<Response>;
+
+/** Starts listening; resolves once the port is bound. */
+export function serveWithNodeHttp(
+  options: { hostname: string; port: number },
+  handler: Handler,
+): Promise<NodeServer> {
+  const server = http.createServer(async (req, res) => {
+    try {
+      const response = await handler(...toFetch(req));
+      const headers: Record<string, string | string[]> = {};
+      response.headers.forEach((value, key) => {
+        headers[key] = key === "set-cookie" ? [...(headers[key] ?? []), value] : value;
+      });
+      const body = new Uint8Array(await response.arrayBuffer());
+      headers["content-length"] = String(body.length);
+      res.writeHead(response.status, headers);
+      res.end(body);
+    } catch (error) {
+      console.error(error);
+      if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
+      res.end(JSON.stringify({ success: false, message: "Internal server error" }));
+    }
+  });
+  let finish!: () => void;
+  const finished = new Promise<void>((resolve) => finish = resolve);
+  server.on("close", () => finish());
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.hostname, () => {
+      const address = server.address();
+      resolve({
+        port: typeof address === "object" && address ? address.port : options.port,
+        finished,
+        close: () => {
+          server.close();
+          server.closeAllConnections();
+          return finished;
+        },
+      });
+    });
+  });
+}
+
+function toFetch(req: http.IncomingMessage): [Request, NodeServeEnv] {
+  const headers = new Headers();
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!);
+  }
+  const url = `http://${headers.get("host") ?? "localhost"}${req.url ?? "/"}`;
+  const method = req.method ?? "GET";
+  const declaresBody = headers.has("content-length") || headers.has("transfer-encoding");
+  const stream = declaresBody ? bodyStream(req) : null;
+  const bodyless = method === "GET" || method === "HEAD";
+  const request = new Request(url, {
+    method,
+    headers,
+    body: bodyless ? null : stream,
+    // @ts-ignore: required by the Fetch standard for streamed request bodies
+    duplex: "half",
+  });
+  const remoteAddr: Deno.NetAddr = {
+    transport: "tcp",
+    hostname: req.socket.remoteAddress ?? "",
+    port: req.socket.remotePort ?? 0,
+  };
+  return [request, { remoteAddr, getBody: bodyless ? stream : null }];
+}
+
+/**
+ * The request body as a web stream with back-pressure. Cancelling (a body over
+ * the limit) stops delivery and drains the rest, so the response can still be
+ * written on the same socket.
+ */
+function bodyStream(req: http.IncomingMessage): ReadableStream<Uint8Array> {
+  let open = true;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      req.on("data", (chunk: Uint8Array) => {
+        if (!open) return;
+        controller.enqueue(new Uint8Array(chunk));
+        if ((controller.desiredSize ?? 0) <= 0) req.pause();
+      });
+      req.on("end", () => {
+        if (open) controller.close();
+        open = false;
+      });
+      req.on("error", (error) => {
+        if (open) controller.error(error);
+        open = false;
+      });
+    },
+    pull() {
+      req.resume();
+    },
+    cancel() {
+      open = false;
+      req.resume();
+    },
+  });
+}

@@ -1,0 +1,165 @@
+import assert from "node:assert/strict";
+import { InvalidIpError, NotFoundError } from "../../src/errors.ts";
+import { createLookup } from "../../src/lookup/lookup.ts";
+import { createUserAgentParser } from "../../src/ua/parse.ts";
+import { fixtureDataSet, fixtureLookup } from "../_helpers.ts";
+
+const lookup = await fixtureLookup();
+
+Deno.test("lookup() reads the City layout: names, codes, region, postal, location", () => {
+  const { geoLocation } = lookup("81.2.69.142");
+  assert.deepEqual(geoLocation, {
+    continent: "Europe",
+    continentCode: "EU",
+    country: "United Kingdom",
+    countryCode: "GB",
+    capital: "London",
+    region: "England",
+    regionCode: "ENG",
+    city: "London",
+    postal_Code: "EC2V",
+    dial_code: "+44",
+    is_in_eu: false,
+    latitude: 51.5142,
+    longitude: -0.0931,
+    accuracy_radius: 50,
+  });
+});
+
+Deno.test("lookup() reports the ASN of an IPv6 address, with isp and org falling back to it", () => {
+  assert.deepEqual(lookup("2a02:ec0:1::9").connection, {
+    asn_number: 3320,
+    asn_org: "Deutsche Telekom AG",
+    isp: "Deutsche Telekom AG",
+    org: "Deutsche Telekom AG",
+    domain: null,
+    connection_type: null,
+  });
+});
+
+Deno.test("lookup() takes is_in_eu from the database's EU flag", () => {
+  assert.equal(lookup("2a02:ec0::1").geoLocation.is_in_eu, true);
+  assert.equal(lookup("81.2.69.1").geoLocation.is_in_eu, false);
+});
+
+Deno.test("lookup() falls back to the registered country when there is no country", () => {
+  const result = lookup("1.1.1.1");
+  assert.equal(result.geoLocation.countryCode, "AU");
+  assert.equal(result.geoLocation.capital, "Canberra");
+  assert.equal(result.flag.flag_Icon, "🇦🇺");
+  assert.equal(result.currency.code, "AUD");
+  assert.equal(result.geoLocation.city, null);
+  assert.equal(result.timezone.time_zone, null);
+});
+
+Deno.test("lookup() answers an ASN-only address with every geo key present and null", () => {
+  const result = lookup("9.9.9.9");
+  assert.ok(Object.values(result.geoLocation).every((v) => v === null || v === false));
+  assert.deepEqual(result.flag, { flag_Icon: null, flag_unicode: null });
+  assert.equal(result.currency.code, null);
+  assert.equal(result.connection.asn_number, 19281);
+});
+
+Deno.test("lookup() computes the time zone at the injected instant, across a DST change", async () => {
+  const at = async (iso: string) => (await fixtureLookup(new Date(iso)))("2a02:ec0::1").timezone;
+  assert.deepEqual(await at("2026-03-29T00:59:59Z"), {
+    time_zone: "Europe/Berlin",
+    abbr: "CET",
+    offset: 3600,
+    is_dst: false,
+    utc: "+01:00",
+    current_time: "2026-03-29T01:59:59+01:00",
+  });
+  assert.deepEqual(await at("2026-03-29T01:00:00Z"), {
+    time_zone: "Europe/Berlin",
+    abbr: "CEST",
+    offset: 7200,
+    is_dst: true,
+    utc: "+02:00",
+    current_time: "2026-03-29T03:00:00+02:00",
+  });
+});
+
+Deno.test("lookup() returns names in another language and falls back to English", () => {
+  const de = lookup("81.2.69.142", { lang: "de" }).geoLocation;
+  assert.equal(de.country, "Vereinigtes Königreich");
+  assert.equal(de.continent, "Europa");
+  assert.equal(de.region, "England"); // no German name in the record
+  assert.equal(lookup("81.2.69.142", { lang: "JA" }).geoLocation.city, "ロンドン");
+  assert.throws(() => lookup("81.2.69.142", { lang: "xx" }), /Unsupported lang "xx".*en, de, ja/);
+});
+
+Deno.test("lookup() attaches the user agent per call, not cached with the address", () => {
+  const firefox = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
+  const a = lookup("81.2.69.142", { userAgent: firefox });
+  const b = lookup("81.2.69.142", {});
+  assert.equal(a.userAgent.browser.name, "Firefox");
+  assert.equal(a.userAgent.device.type, "desktop");
+  assert.equal(b.userAgent.browser.name, null);
+  assert.equal(b.userAgent.cpu.architecture, "Unknown");
+});
+
+Deno.test("lookup() reports security flags false and threat low while no feed is loaded", () => {
+  assert.deepEqual(lookup("81.2.69.142").security, { isVpn: false, isTor: false, isThreat: "low" });
+});
+
+Deno.test("lookup() answers an IPv4-mapped IPv6 address as the IPv4 address", () => {
+  assert.equal(lookup("::ffff:81.2.69.142").ip, "81.2.69.142");
+  assert.equal(lookup("::FFFF:5102:458e").geoLocation.city, "London");
+});
+
+const rejected: { input: string; reason: RegExp }[] = [
+  { input: "fe80::1%eth0", reason: /zone id/ },
+  { input: "81.2.69.0/24", reason: /CIDR/ },
+  { input: "081.2.69.142", reason: /leading zero/ },
+  { input: " 81.2.69.142", reason: /spaces/ },
+  { input: "81.2.69.142 ", reason: /spaces/ },
+  { input: "1.2.3", reason: /4 decimal octets/ },
+  { input: "2a02:ec0:::1", reason: /./ },
+  { input: "", reason: /empty/ },
+];
+
+Deno.test("lookup() rejects malformed addresses with a typed error naming the input", () => {
+  for (const { input, reason } of rejected) {
+    assert.throws(() => lookup(input), (error: unknown) => {
+      assert.ok(error instanceof InvalidIpError, input);
+      assert.ok(error.message.includes(JSON.stringify(input)), error.message);
+      assert.match(error.message, reason);
+      return true;
+    });
+  }
+});
+
+Deno.test("lookup() names the reserved range of an address no source knows", () => {
+  const cases = [
+    ["192.168.1.1", "private network"],
+    ["127.0.0.1", "loopback"],
+    ["169.254.0.1", "link-local"],
+    ["2001:db8::1", "documentation"],
+    ["::1", "loopback"],
+  ];
+  for (const [ip, range] of cases) {
+    assert.throws(() => lookup(ip!), (error: unknown) => {
+      assert.ok(error instanceof NotFoundError);
+      assert.match(error.message, new RegExp(`${range} range`));
+      return true;
+    });
+  }
+  assert.throws(
+    () => lookup("8.8.8.8"),
+    (e: unknown) => e instanceof NotFoundError && !/range/.test(e.message),
+  );
+});
+
+Deno.test("lookup() shares cached place objects between calls but never the user agent part", async () => {
+  const data = await fixtureDataSet();
+  const fresh = createLookup({
+    data,
+    now: () => new Date(0),
+    parseUserAgent: createUserAgentParser(),
+  });
+  const first = fresh("81.2.69.142");
+  const second = fresh("81.2.69.7");
+  assert.equal(first.geoLocation, second.geoLocation); // same record → same cached projection
+  assert.ok(Object.isFrozen(first.geoLocation));
+});
