@@ -34,12 +34,8 @@ interface PlaceFacts {
   currency: Currency;
 }
 
-export interface Lookup {
-  /** Looks up an address given as text; throws InvalidIpError or NotFoundError. */
-  (ipText: string, options?: LookupOptions): LookupResult;
-  /** The languages `lang` accepts. */
-  readonly languages: readonly string[];
-}
+/** Looks up an address given as text; throws InvalidIpError, NotFoundError or BadRequestError (lang). */
+export type Lookup = (ipText: string, options?: LookupOptions) => LookupResult;
 
 const EMPTY_FLAG: Flag = Object.freeze({ flag_Icon: null, flag_unicode: null });
 const EMPTY_CURRENCY: Currency = Object.freeze({
@@ -133,11 +129,7 @@ export function createLookup(deps: LookupDeps): Lookup {
     };
   };
 
-  const lookup =
-    ((ipText: string, options: LookupOptions = {}) =>
-      lookupParsed(parseIp(ipText), options)) as Lookup;
-  Object.defineProperty(lookup, "languages", { value: Object.freeze([...languages]) });
-  return lookup;
+  return (ipText, options = {}) => lookupParsed(parseIp(ipText), options);
 }
 
 const NO_GEOLOCATION: GeoLocation = Object.freeze(toGeoLocation(null, "en", null));
