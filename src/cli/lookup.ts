@@ -4,11 +4,17 @@ import type { Config } from "../config.ts";
 import { AppError } from "../errors.ts";
 import { createServices } from "./services.ts";
 
+const USAGE = "Usage: ipintel lookup <ip> [<ip> ...] [--ua <user agent>] [--lang <code>]";
+
 /** Returns 0 when every address was answered, 1 when any failed, 2 on usage errors. */
 export async function runLookup(config: Config, args: string[]): Promise<number> {
+  if (args.includes("--help") || args.includes("-h")) {
+    console.log(USAGE);
+    return 0;
+  }
   const { values, positional } = parseLookupArgs(args);
   if (positional.length === 0) {
-    console.error("Usage: ipintel lookup <ip> [<ip> ...] [--ua <user agent>] [--lang <code>]");
+    console.error(USAGE);
     return 2;
   }
   const { lookup } = await createServices(config);

@@ -28,16 +28,23 @@ export function parseAsnCsv(text: string, onRange: (range: AsnRange) => void): n
     const c2 = line.indexOf(",", c1 + 1);
     const c3 = line.indexOf(",", c2 + 1);
     if (c1 < 1 || c2 < 0 || c3 < 0) throw new Error(`ASN CSV line ${lineNo}: expected 4 fields`);
-    const asn = Number(line.slice(c2 + 1, c3));
-    if (!Number.isInteger(asn) || asn < 0 || asn > 0xffffffff) {
-      throw new Error(`ASN CSV line ${lineNo}: invalid AS number "${line.slice(c2 + 1, c3)}"`);
+    const asnText = line.slice(c2 + 1, c3);
+    const asn = Number(asnText);
+    if (!/^\d{1,10}$/.test(asnText) || asn > 0xffffffff) {
+      throw new Error(`ASN CSV line ${lineNo}: invalid AS number "${asnText}"`);
     }
-    onRange({
+    const range = {
       first: line.slice(0, c1),
       last: line.slice(c1 + 1, c2),
       asn,
       organization: unquote(line.slice(c3 + 1), lineNo),
-    });
+    };
+    try {
+      onRange(range);
+    } catch (error) {
+      // The consumer validates the addresses; say which line they came from.
+      throw new Error(`ASN CSV line ${lineNo}: ${(error as Error).message}`);
+    }
     count++;
   }
   return count;

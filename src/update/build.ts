@@ -68,7 +68,10 @@ export async function buildDefaultData(options: BuildOptions): Promise<BuildRepo
       built: now().toISOString(),
       databaseType,
     };
-    manifest.sources = [...manifest.sources.filter((e) => e.kind !== source.kind), entry];
+    // Replace in place, so the manifest keeps a stable order across rebuilds.
+    const at = manifest.sources.findIndex((e) => e.kind === source.kind);
+    if (at === -1) manifest.sources.push(entry);
+    else manifest.sources[at] = entry;
     await writeManifest(dataDir, manifest);
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     progress(`installed ${source.file} (${(bytes.length / 1e6).toFixed(1)} MB) in ${seconds} s`);
