@@ -4,18 +4,6 @@ import ipaddr from "ipaddr.js";
 import { InvalidIpError } from "../../src/errors.ts";
 import { formatIpv6, MAX_IP_TEXT_LENGTH, parseIp } from "../../src/ip/parse.ts";
 
-/** Deterministic PRNG (mulberry32) so failures reproduce. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const VALID: { input: string; expected: { version: 4 | 6; address: string } }[] = [
   // IPv4
   { input: "0.0.0.0", expected: { version: 4, address: "0.0.0.0" } },
@@ -294,7 +282,7 @@ function toHex(b: Uint8Array): string {
 const RANDOM_COUNT = 5000;
 
 function randomTexts(seed: number): { text: string; bytes: Uint8Array }[] {
-  const r = rng(seed);
+  const r = seededRandom(seed);
   const out: { text: string; bytes: Uint8Array }[] = [];
   for (let k = 0; k < RANDOM_COUNT; k++) {
     const b = randomIpv6Bytes(r);
@@ -323,7 +311,7 @@ Deno.test("parseIp agrees with ipaddr.js and node:net on random IPv6 forms", () 
 });
 
 Deno.test("parseIp agrees with ipaddr.js and node:net on random IPv4 addresses", () => {
-  const r = rng(2);
+  const r = seededRandom(2);
   for (let k = 0; k < RANDOM_COUNT; k++) {
     const octets = [0, 0, 0, 0].map(() => Math.floor(r() * (r() < 0.2 ? 10 : 256)));
     const text = octets.join(".");
@@ -369,11 +357,12 @@ for s in json.load(sys.stdin):
         out.append(None)
 print(json.dumps(out))
 `;
+import { seededRandom } from "../_random.ts";
 
 Deno.test("parseIp matches Python ipaddress on canonical text and on validity", async (t) => {
   const texts = randomTexts(3).map((x) => x.text);
   // Near-valid strings: single-character edits of valid forms.
-  const r = rng(4);
+  const r = seededRandom(4);
   const alphabet = "0123456789abcdefABCDEFg:.:.:";
   const mutants: string[] = [];
   for (const base of [...texts.slice(0, 3000), "1.2.3.4", "10.20.30.40", "::ffff:1.2.3.4"]) {
@@ -410,7 +399,7 @@ Deno.test("parseIp matches Python ipaddress on canonical text and on validity", 
 });
 
 Deno.test("parseIp only ever throws InvalidIpError on random junk", () => {
-  const r = rng(5);
+  const r = seededRandom(5);
   const alphabet = "0123456789abcdefxX:.%/ \t[]-ff:ffff::1.2.3.";
   for (let k = 0; k < 20_000; k++) {
     let s = "";

