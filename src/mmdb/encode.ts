@@ -1,118 +1,42 @@
 /**
- * MaxMind DB (format 2.0) data-section encoding for the writer: value types,
- * interning (every distinct value gets one id) and the byte encoders.
- * Pure module: no I/O, no top-level side effects.
+ * MaxMind DB (format 2.0) data-section byte encoders: control bytes, scalars,
+ * containers' headers and pointers. Pure module: no I/O, no side effects.
  */
 
-/** Type numbers of the MaxMind DB data section (spec "Output Data Section"). */
-const T_STRING = 2;
-const T_DOUBLE = 3;
-const T_UINT16 = 5;
-const T_UINT32 = 6;
-const T_MAP = 7;
-const T_INT32 = 8;
-const T_UINT64 = 9;
-const T_UINT128 = 10;
-const T_ARRAY = 11;
-const T_BOOLEAN = 14;
-const T_FLOAT = 15;
+// Type numbers of the MaxMind DB data section (spec "Output Data Section").
+/** Type number of utf8_string. */
+export const T_STRING = 2;
+/** Type number of double. */
+export const T_DOUBLE = 3;
+/** Type number of uint16. */
+export const T_UINT16 = 5;
+/** Type number of uint32. */
+export const T_UINT32 = 6;
+/** Type number of map. */
+export const T_MAP = 7;
+/** Type number of int32. */
+export const T_INT32 = 8;
+/** Type number of uint64. */
+export const T_UINT64 = 9;
+/** Type number of uint128. */
+export const T_UINT128 = 10;
+/** Type number of array. */
+export const T_ARRAY = 11;
+/** Type number of boolean. */
+export const T_BOOLEAN = 14;
+/** Type number of float. */
+export const T_FLOAT = 15;
 
 /** Largest payload size a control byte can express (65,821 + 2^24 - 1). */
-const MAX_PAYLOAD = 16_843_036;
-const MAX_U64 = (1n << 64n) - 1n;
-const MAX_U128 = (1n << 128n) - 1n;
-/** Guards against cyclic values (which would otherwise recurse until the stack overflows). */
-const MAX_DEPTH = 256;
-
-/** The explicit data types that `TypedValue` can force. */
-export type TypedKind = "uint16" | "uint32" | "uint64" | "uint128" | "int32" | "float" | "double";
-
-/** A number or bigint stored with an explicit MaxMind DB type instead of the default mapping. */
-export class TypedValue {
-  /** Throws when `value` does not fit `type` (range, integrality). */
-  constructor(readonly type: TypedKind, readonly value: number | bigint) {
-    const bad = (why: string) => new Error(`${type}(${String(value)}): ${why}`);
-    switch (type) {
-      case "uint16":
-      case "uint32":
-      case "int32": {
-        const [lo, hi] = type === "uint16"
-          ? [0, 0xffff]
-          : type === "uint32"
-          ? [0, 0xffffffff]
-          : [-0x80000000, 0x7fffffff];
-        if (typeof value !== "number" || !Number.isInteger(value)) throw bad("not an integer");
-        if (value < lo || value > hi) throw bad(`out of range ${lo}..${hi}`);
-        break;
-      }
-      case "uint64":
-      case "uint128": {
-        const max = type === "uint64" ? MAX_U64 : MAX_U128;
-        if (typeof value === "number" && !Number.isInteger(value)) throw bad("not an integer");
-        if (typeof value !== "number" && typeof value !== "bigint") throw bad("not an integer");
-        const big = BigInt(value);
-        if (big < 0n || big > max) throw bad(`out of range 0..${max}`);
-        this.value = big;
-        break;
-      }
-      case "float":
-      case "double":
-        if (typeof value !== "number") throw bad("not a number");
-        break;
-      default:
-        throw new Error(`unknown MaxMind DB type ${JSON.stringify(type)}`);
-    }
-  }
-}
-
-/**
- * A value the writer can store. Default mapping: string → utf8_string, boolean → boolean,
- * non-integer number → double, integer 0..2^32-1 → uint32, integer 2^32..2^64-1 → uint64,
- * negative integer ≥ -2^31 → int32 (other integers a double cannot hold as those → double,
- * which is lossless), bigint → uint64 (uint128 above 2^64-1), array → array, plain object → map.
- */
-export type MmdbValue =
-  | string
-  | number
-  | boolean
-  | bigint
-  | MmdbValue[]
-  | { [key: string]: MmdbValue }
-  | TypedValue;
-
-/** Stores `n` as uint16 (0..65535). */
-export function uint16(n: number): TypedValue {
-  return new TypedValue("uint16", n);
-}
-/** Stores `n` as uint32 (0..2^32-1). */
-export function uint32(n: number): TypedValue {
-  return new TypedValue("uint32", n);
-}
-/** Stores `n` as uint64 (0..2^64-1); mmdb-lib reads it back as a bigint. */
-export function uint64(n: number | bigint): TypedValue {
-  return new TypedValue("uint64", n);
-}
-/** Stores `n` as uint128 (0..2^128-1); mmdb-lib reads it back as a bigint. */
-export function uint128(n: bigint): TypedValue {
-  return new TypedValue("uint128", n);
-}
-/** Stores `n` as a signed 32-bit integer. */
-export function int32(n: number): TypedValue {
-  return new TypedValue("int32", n);
-}
-/** Stores `n` as an IEEE-754 binary32 float (precision is lost). */
-export function float(n: number): TypedValue {
-  return new TypedValue("float", n);
-}
-/** Stores `n` as an IEEE-754 binary64 double (also what non-integers get by default). */
-export function double(n: number): TypedValue {
-  return new TypedValue("double", n);
-}
+export const MAX_PAYLOAD = 16_843_036;
 
 /** A growable byte buffer. */
 export class ByteWriter {
+  /** Backing store; bytes past `len` are unused. */
   buf: Uint8Array;
+  /** Bytes written so far. */
   len = 0;
+  /** Starts with room for `initial` bytes. */
   constructor(initial = 1 << 16) {
     this.buf = new Uint8Array(initial);
   }
@@ -129,6 +53,7 @@ export class ByteWriter {
     this.ensure(count);
     for (let i = count - 1; i >= 0; i--) this.buf[this.len++] = (n >>> (i * 8)) & 0xff;
   }
+  /** Appends `b`. */
   bytes(b: Uint8Array): void {
     this.ensure(b.length);
     this.buf.set(b, this.len);
@@ -197,14 +122,16 @@ export function writeBigUint(w: ByteWriter, type: number, n: bigint): void {
   for (let i = bytes.length - 1; i >= 0; i--) w.buf[w.len++] = bytes[i]!;
 }
 
-function writeInt32(w: ByteWriter, n: number): void {
+/** Appends an int32 (negative values take 4 bytes). */
+export function writeInt32(w: ByteWriter, n: number): void {
   if (n >= 0) return writeUint(w, T_INT32, n);
   // Negative values need all 4 bytes: readers sign-extend only a 4-byte payload.
   writeHeader(w, T_INT32, 4);
   w.uintBE(n >>> 0, 4);
 }
 
-function writeFloat(w: ByteWriter, type: number, n: number): void {
+/** Appends a double (`T_DOUBLE`) or float (`T_FLOAT`). */
+export function writeFloat(w: ByteWriter, type: number, n: number): void {
   const size = type === T_DOUBLE ? 8 : 4;
   if (size === 8) scratch.setFloat64(0, n);
   else scratch.setFloat32(0, n);
@@ -241,11 +168,12 @@ export function writeUint64(w: ByteWriter, n: bigint): void {
 }
 
 /** Bytes a pointer to data-section offset `off` takes. */
-function pointerLength(off: number): number {
+export function pointerLength(off: number): number {
   return off < 2048 ? 2 : off < 526_336 ? 3 : off < 134_744_064 ? 4 : 5;
 }
 
-function writePointer(w: ByteWriter, off: number): void {
+/** Appends a pointer to data-section offset `off`. */
+export function writePointer(w: ByteWriter, off: number): void {
   // 001SSVVV: SS picks 1-4 following bytes; sizes 0-2 carry a bias so ranges do not overlap.
   if (off < 2048) {
     w.ensure(1);
@@ -265,233 +193,5 @@ function writePointer(w: ByteWriter, off: number): void {
     w.ensure(1);
     w.buf[w.len++] = 0x38;
     w.uintBE(off, 4);
-  }
-}
-
-function describe(v: unknown): string {
-  if (v === null) return "null";
-  if (typeof v === "object") return `object ${Object.prototype.toString.call(v)}`;
-  return typeof v;
-}
-
-function isPlainObject(v: object): v is Record<string, MmdbValue> {
-  const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
-}
-
-/**
- * Interns values: each distinct value (by type and content, map key order included)
- * gets one id, so identical records and sub-values are stored once.
- * Composites are keyed by their children's ids, which keeps keys short.
- */
-export class DataStore {
-  private kinds: number[] = [];
-  /** Scalars: the value; composites: child ids (maps: key, value, key, value, ...). */
-  private vals: (string | number | bigint | boolean | Int32Array)[] = [];
-  private strIds = new Map<string, number>();
-  private u32Ids = new Map<number, number>();
-  private otherIds = new Map<string, number>();
-  private compIds = new Map<string, number>();
-
-  /** Number of distinct values interned so far. */
-  get size(): number {
-    return this.kinds.length;
-  }
-
-  private add(kind: number, val: string | number | bigint | boolean | Int32Array): number {
-    this.kinds.push(kind);
-    this.vals.push(val);
-    return this.kinds.length - 1;
-  }
-
-  private other(kind: number, key: string, val: number | bigint | boolean): number {
-    const k = `${kind}:${key}`;
-    let id = this.otherIds.get(k);
-    if (id === undefined) this.otherIds.set(k, id = this.add(kind, val));
-    return id;
-  }
-
-  private str(s: string): number {
-    let id = this.strIds.get(s);
-    if (id === undefined) {
-      if (!s.isWellFormed()) throw new Error("string is not well-formed Unicode (lone surrogate)");
-      if (s.length > MAX_PAYLOAD) throw new Error(`string longer than ${MAX_PAYLOAD} bytes`);
-      this.strIds.set(s, id = this.add(T_STRING, s));
-    }
-    return id;
-  }
-
-  private num(n: number): number {
-    if (Number.isInteger(n)) {
-      if (n >= 0 && n <= 0xffffffff) {
-        let id = this.u32Ids.get(n);
-        if (id === undefined) this.u32Ids.set(n, id = this.add(T_UINT32, n));
-        return id;
-      }
-      if (n > 0 && n <= 18446744073709551615) {
-        // 2^64 itself rounds to this literal, so test the bigint too.
-        const big = BigInt(n);
-        if (big <= MAX_U64) return this.other(T_UINT64, big.toString(), big);
-      }
-      if (n < 0 && n >= -0x80000000) return this.other(T_INT32, String(n), n);
-    }
-    return this.other(T_DOUBLE, Object.is(n, -0) ? "-0" : String(n), n);
-  }
-
-  private typed(t: TypedValue): number {
-    const v = t.value;
-    switch (t.type) {
-      case "uint16":
-        return this.other(T_UINT16, String(v), v);
-      case "uint32":
-        return this.num(v as number);
-      case "int32":
-        return this.other(T_INT32, String(v), v);
-      case "uint64":
-        return this.other(T_UINT64, String(v), v);
-      case "uint128":
-        return this.other(T_UINT128, String(v), v);
-      case "float": {
-        const f = Math.fround(v as number);
-        return this.other(T_FLOAT, Object.is(f, -0) ? "-0" : String(f), f);
-      }
-      case "double":
-        return this.other(T_DOUBLE, Object.is(v, -0) ? "-0" : String(v), v);
-    }
-  }
-
-  /** Returns the id of `v`, adding it (and its parts) if new. Throws on unsupported values. */
-  intern(v: MmdbValue, depth = 0): number {
-    switch (typeof v) {
-      case "string":
-        return this.str(v);
-      case "number":
-        return this.num(v);
-      case "boolean":
-        return this.other(T_BOOLEAN, v ? "1" : "0", v);
-      case "bigint":
-        if (v < 0n) throw new Error(`negative bigint ${v} (bigint maps to uint64/uint128)`);
-        if (v > MAX_U128) throw new Error(`bigint ${v} exceeds uint128`);
-        return this.other(v > MAX_U64 ? T_UINT128 : T_UINT64, v.toString(), v);
-    }
-    if (typeof v !== "object" || v === null) throw new Error(`unsupported value: ${describe(v)}`);
-    if (v instanceof TypedValue) return this.typed(v);
-    if (depth >= MAX_DEPTH) throw new Error(`nesting deeper than ${MAX_DEPTH} (cyclic value?)`);
-    if (Array.isArray(v)) {
-      const ids = new Int32Array(v.length);
-      let key = "a";
-      for (let i = 0; i < v.length; i++) {
-        ids[i] = this.child(v[i], depth, `[${i}]`);
-        key += `${ids[i]},`;
-      }
-      return this.composite(T_ARRAY, key, ids);
-    }
-    if (!isPlainObject(v)) throw new Error(`unsupported value: ${describe(v)}`);
-    const keys = Object.keys(v);
-    const ids = new Int32Array(keys.length * 2);
-    let key = "m";
-    for (let i = 0; i < keys.length; i++) {
-      const k = keys[i]!;
-      ids[2 * i] = this.str(k);
-      ids[2 * i + 1] = this.child(v[k], depth, `.${k}`);
-      key += `${ids[2 * i]}:${ids[2 * i + 1]},`;
-    }
-    return this.composite(T_MAP, key, ids);
-  }
-
-  private child(v: MmdbValue | undefined, depth: number, where: string): number {
-    try {
-      return this.intern(v as MmdbValue, depth + 1);
-    } catch (e) {
-      // Prefix the path so the message says which field was bad.
-      const msg = e instanceof Error ? e.message : String(e);
-      throw new Error(msg.startsWith("at ") ? `at ${where}${msg.slice(3)}` : `at ${where}: ${msg}`);
-    }
-  }
-
-  private composite(kind: number, key: string, ids: Int32Array): number {
-    if (ids.length / (kind === T_MAP ? 2 : 1) > MAX_PAYLOAD) {
-      throw new Error(`more than ${MAX_PAYLOAD} entries`);
-    }
-    let id = this.compIds.get(key);
-    if (id === undefined) this.compIds.set(key, id = this.add(kind, ids));
-    return id;
-  }
-
-  /** Starts a fresh data section for these values (one per `toBytes`). */
-  section(): DataSection {
-    return new DataSection(this.kinds, this.vals);
-  }
-}
-
-/**
- * One data section being written. Values are written on first use; later uses of a
- * value already written become a pointer to it when the pointer is shorter.
- * Pointers always target a value written in place, never another pointer.
- */
-export class DataSection {
-  readonly w = new ByteWriter();
-  /** Offset of each value's in-place copy, -1 until written. */
-  private offsets: Float64Array;
-  /** Bytes the in-place copy took. */
-  private sizes: Float64Array;
-
-  constructor(
-    private kinds: readonly number[],
-    private vals: readonly (string | number | bigint | boolean | Int32Array)[],
-  ) {
-    this.offsets = new Float64Array(kinds.length).fill(-1);
-    this.sizes = new Float64Array(kinds.length);
-  }
-
-  /** Data-section offset of value `id` as a tree record target, writing it if needed. */
-  top(id: number): number {
-    const off = this.offsets[id]!;
-    if (off >= 0) return off;
-    this.write(id);
-    return this.offsets[id]!;
-  }
-
-  private write(id: number): void {
-    const w = this.w;
-    const off = this.offsets[id]!;
-    if (off >= 0 && pointerLength(off) < this.sizes[id]!) return writePointer(w, off);
-    const start = w.len;
-    const kind = this.kinds[id]!;
-    const val = this.vals[id]!;
-    switch (kind) {
-      case T_STRING:
-        writeString(w, val as string);
-        break;
-      case T_UINT16:
-      case T_UINT32:
-        writeUint(w, kind, val as number);
-        break;
-      case T_INT32:
-        writeInt32(w, val as number);
-        break;
-      case T_UINT64:
-      case T_UINT128:
-        writeBigUint(w, kind, val as bigint);
-        break;
-      case T_DOUBLE:
-      case T_FLOAT:
-        writeFloat(w, kind, val as number);
-        break;
-      case T_BOOLEAN:
-        writeBoolean(w, val as boolean);
-        break;
-      default: {
-        const ids = val as Int32Array;
-        if (kind === T_MAP) writeMapHeader(w, ids.length / 2);
-        else writeArrayHeader(w, ids.length);
-        for (let i = 0; i < ids.length; i++) this.write(ids[i]!);
-      }
-    }
-    if (w.len > 0xffffffff) throw new Error("data section exceeds 4 GiB (pointer limit)");
-    if (off < 0) {
-      this.offsets[id] = start;
-      this.sizes[id] = w.len - start;
-    }
   }
 }

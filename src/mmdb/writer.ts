@@ -21,13 +21,31 @@
  * that of the largest aligned block with uniform data, not necessarily of the insert.
  */
 
-import { DataStore, type MmdbValue, writeArrayHeader, writeMapHeader } from "./encode.ts";
-import { ByteWriter, writeString, writeUint16, writeUint32, writeUint64 } from "./encode.ts";
+import {
+  ByteWriter,
+  writeArrayHeader,
+  writeMapHeader,
+  writeString,
+  writeUint16,
+  writeUint32,
+  writeUint64,
+} from "./encode.ts";
+import { DataStore } from "./writer_data.ts";
+import type { MmdbValue } from "./writer_value.ts";
 import { compareWords, parseAddress, parseCidr } from "./writer_ip.ts";
 import { SearchTree } from "./writer_tree.ts";
 
-export { double, float, int32, TypedValue, uint128, uint16, uint32, uint64 } from "./encode.ts";
-export type { MmdbValue, TypedKind } from "./encode.ts";
+export {
+  double,
+  float,
+  int32,
+  TypedValue,
+  uint128,
+  uint16,
+  uint32,
+  uint64,
+} from "./writer_value.ts";
+export type { MmdbValue, TypedKind } from "./writer_value.ts";
 
 /** Options for `MmdbWriter`; they end up in the metadata section. */
 export interface WriterOptions {
@@ -122,7 +140,7 @@ export class MmdbWriter {
     } catch (e) {
       throw new Error(`MmdbWriter.insertNetwork: invalid network ${show(cidr)}: ${reason(e)}`);
     }
-    const leaf = this.#leaf(data, `insertNetwork(${show(cidr)})`);
+    const leaf = this.#leaf(data, () => `insertNetwork(${show(cidr)})`);
     this.#insert(this.#first, this.#last, leaf);
   }
 
@@ -131,31 +149,32 @@ export class MmdbWriter {
    * first ≤ last); the range need not be CIDR-aligned. Throws naming the input.
    */
   insertRange(first: string, last: string, data: MmdbValue): void {
-    const where = `MmdbWriter.insertRange(${show(first)}, ${show(last)})`;
+    // Built only on error: formatting it for every insert is measurable.
+    const where = () => `MmdbWriter.insertRange(${show(first)}, ${show(last)})`;
     let v4a: boolean, v4b: boolean;
     try {
       v4a = parseAddress(first, this.#first);
     } catch (e) {
-      throw new Error(`${where}: invalid first address ${show(first)}: ${reason(e)}`);
+      throw new Error(`${where()}: invalid first address ${show(first)}: ${reason(e)}`);
     }
     try {
       v4b = parseAddress(last, this.#last);
     } catch (e) {
-      throw new Error(`${where}: invalid last address ${show(last)}: ${reason(e)}`);
+      throw new Error(`${where()}: invalid last address ${show(last)}: ${reason(e)}`);
     }
-    if (v4a !== v4b) throw new Error(`${where}: mixes IPv4 and IPv6`);
+    if (v4a !== v4b) throw new Error(`${where()}: mixes IPv4 and IPv6`);
     if (compareWords(this.#first, this.#last) > 0) {
-      throw new Error(`${where}: first address is after last address`);
+      throw new Error(`${where()}: first address is after last address`);
     }
-    const leaf = this.#leaf(data, `insertRange(${show(first)}, ${show(last)})`);
+    const leaf = this.#leaf(data, () => where().slice("MmdbWriter.".length));
     this.#insert(this.#first, this.#last, leaf);
   }
 
-  #leaf(data: MmdbValue, where: string): number {
+  #leaf(data: MmdbValue, where: () => string): number {
     try {
       return ~this.#store.intern(data);
     } catch (e) {
-      throw new Error(`MmdbWriter.${where}: invalid data: ${reason(e)}`);
+      throw new Error(`MmdbWriter.${where()}: invalid data: ${reason(e)}`);
     }
   }
 

@@ -26,6 +26,7 @@ function tailStart(a: Uint32Array, inv: boolean): number {
 
 /** The layout `serialize` produced: renumbered nodes, ready to be written. */
 export interface TreePlan {
+  /** Nodes in the output tree. */
   nodeCount: number;
   /** Old node index of each output node, in output order (root first). */
   order: Int32Array;
@@ -37,10 +38,12 @@ export interface TreePlan {
 
 /** Binary trie of the IPv6 space (IPv4 lives at ::/96). */
 export class SearchTree {
+  /** Records, two per node: left at 2n, right at 2n + 1. */
   rec = new Int32Array(2 * 1024);
+  /** Nodes allocated (reachable or not); node 0 is the root. */
   count = 1;
 
-  private alloc(fill: number): number {
+  #alloc(fill: number): number {
     if (2 * this.count + 2 > this.rec.length) {
       const next = new Int32Array(this.rec.length * 2);
       next.set(this.rec);
@@ -53,11 +56,11 @@ export class SearchTree {
   }
 
   /** Child node on `side`, created if the record is empty or data (which it then splits). */
-  private child(n: number, side: number): number {
+  #child(n: number, side: number): number {
     const i = 2 * n + side;
     const r = this.rec[i]!;
     if (r > 0) return r;
-    const m = this.alloc(r);
+    const m = this.#alloc(r);
     this.rec[i] = m;
     return m;
   }
@@ -86,16 +89,16 @@ export class SearchTree {
         return;
       }
       let n = 0;
-      for (let d = 0; d < p - 1; d++) n = this.child(n, bit(f, d));
+      for (let d = 0; d < p - 1; d++) n = this.#child(n, bit(f, d));
       this.rec[2 * n + bit(f, p - 1)] = leaf;
       return;
     }
     let top = 0;
-    for (let d = 0; d < p; d++) top = this.child(top, bit(f, d));
+    for (let d = 0; d < p; d++) top = this.#child(top, bit(f, d));
     // f side: [f, end of top's left subtree].
     if (p + 1 >= tzf) this.rec[2 * top] = leaf;
     else {
-      let n = this.child(top, 0);
+      let n = this.#child(top, 0);
       for (let d = p + 1;; d++) {
         const last = d + 1 >= tzf;
         if (bit(f, d) === 0) {
@@ -104,20 +107,20 @@ export class SearchTree {
             this.rec[2 * n] = leaf;
             break;
           }
-          n = this.child(n, 0);
+          n = this.#child(n, 0);
         } else {
           if (last) {
             this.rec[2 * n + 1] = leaf;
             break;
           }
-          n = this.child(n, 1);
+          n = this.#child(n, 1);
         }
       }
     }
     // l side: [start of top's right subtree, l].
     if (p + 1 >= tol) this.rec[2 * top + 1] = leaf;
     else {
-      let n = this.child(top, 1);
+      let n = this.#child(top, 1);
       for (let d = p + 1;; d++) {
         const last = d + 1 >= tol;
         if (bit(l, d) === 1) {
@@ -126,13 +129,13 @@ export class SearchTree {
             this.rec[2 * n + 1] = leaf;
             break;
           }
-          n = this.child(n, 1);
+          n = this.#child(n, 1);
         } else {
           if (last) {
             this.rec[2 * n] = leaf;
             break;
           }
-          n = this.child(n, 0);
+          n = this.#child(n, 0);
         }
       }
     }
@@ -152,7 +155,7 @@ export class SearchTree {
       n = target;
     }
     n = 0;
-    for (let d = 0; d < 95; d++) n = this.child(n, bit(alias, d));
+    for (let d = 0; d < 95; d++) n = this.#child(n, bit(alias, d));
     this.rec[2 * n + bit(alias, 95)] = target;
   }
 
