@@ -11,6 +11,7 @@ import {
   mmdblookupAvailable,
   type MmdblookupValue,
   parseMmdblookupDump,
+  parseMmdblookupDumpTyped,
 } from "../_mmdblookup.ts";
 import { seededRandom } from "../_random.ts";
 
@@ -78,7 +79,7 @@ function expectedFromMmdblookup(record: Rec) {
   };
 }
 
-Deno.test("parseMmdblookupDump() reads maps, arrays and every scalar type of the dump", () => {
+Deno.test("parseMmdblookupDumpTyped() and its plain form read every scalar type, maps, arrays", () => {
   const dump = [
     "",
     "  {",
@@ -109,6 +110,34 @@ Deno.test("parseMmdblookupDump() reads maps, arrays and every scalar type of the
     "",
     "",
   ].join("\n");
+  assert.deepEqual(parseMmdblookupDumpTyped(dump), {
+    t: "map",
+    v: [
+      ["a map", {
+        t: "map",
+        v: [
+          ["text", { t: "utf8_string", v: 'He said "hi", twice' }],
+          ["empty", { t: "utf8_string", v: "" }],
+        ],
+      }],
+      ["list", {
+        t: "array",
+        v: [
+          { t: "uint32", v: 15169 },
+          { t: "uint16", v: 65535 },
+          { t: "int32", v: -7 },
+          { t: "double", v: 51.5967 },
+          { t: "float", v: -0.5 },
+          { t: "boolean", v: true },
+          { t: "boolean", v: false },
+          { t: "uint64", v: 18446744073709551615n },
+          { t: "uint128", v: (1n << 64n) + 15n },
+          { t: "bytes", v: Uint8Array.of(0, 255, 16) },
+        ],
+      }],
+      ["empty map", { t: "map", v: [] }],
+    ],
+  });
   assert.deepEqual(parseMmdblookupDump(dump), {
     "a map": { text: 'He said "hi", twice', empty: "" },
     list: [
@@ -126,6 +155,7 @@ Deno.test("parseMmdblookupDump() reads maps, arrays and every scalar type of the
     "empty map": {},
   });
   assert.equal(parseMmdblookupDump('\n  "United Kingdom" <utf8_string>\n\n'), "United Kingdom");
+  assert.deepEqual(parseMmdblookupDumpTyped("\n  7 <uint16>\n\n"), { t: "uint16", v: 7 });
   assert.throws(() => parseMmdblookupDump("\n  12 <nonsense>\n"), /unknown type <nonsense>/);
   assert.throws(() => parseMmdblookupDump("\n  {\n"), /Cannot parse mmdblookup output/);
 });

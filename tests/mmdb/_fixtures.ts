@@ -1,20 +1,10 @@
-/** Shared helpers for the MaxMind DB writer tests: PRNG, address text, a brute-force model, a typed decoder. */
+/** Shared helpers for the MaxMind DB writer tests: random bigints, address text, a brute-force model, a typed decoder. */
 
 import { Buffer } from "node:buffer";
 import { Reader } from "mmdb-lib";
 import ipaddr from "ipaddr.js";
 import { MmdbWriter, type WriterOptions } from "../../src/mmdb/writer.ts";
-
-/** Deterministic PRNG (mulberry32) in [0, 1). */
-export function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) | 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import type { Typed } from "../_mmdblookup.ts";
 
 /** Random bigint in [0, 2^bits). */
 export function randBig(rand: () => number, bits: number): bigint {
@@ -114,12 +104,6 @@ export function layout(
   return { treeSize, dataStart, dataSize: metadataStart(bytes) - MARKER.length - dataStart };
 }
 
-/** A decoded value with its MaxMind DB type name; maps keep key order as entries. */
-export interface Typed {
-  t: string;
-  v: unknown;
-}
-
 const TYPE_NAMES = [
   "extended",
   "pointer",
@@ -140,7 +124,8 @@ const TYPE_NAMES = [
 ];
 
 /**
- * Independent decoder that keeps types. `base` is where pointers count from.
+ * Independent decoder that keeps types (in the form mmdblookup's dump parses to).
+ * `base` is where pointers count from.
  * Counts followed pointers in `stats` and rejects pointers to pointers.
  */
 export function decodeTyped(

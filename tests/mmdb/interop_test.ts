@@ -16,32 +16,17 @@ import {
   uint32,
   uint64,
 } from "../../src/mmdb/writer.ts";
+import { build, keyOf, MAX_V4, MAX_V6, Model, open, randBig, v4, v6 } from "./_fixtures.ts";
 import {
-  build,
-  keyOf,
-  MAX_V4,
-  MAX_V6,
-  Model,
-  open,
-  randBig,
-  rng,
+  MMDBLOOKUP_SKIP_MESSAGE,
+  mmdblookupAvailable,
+  runMmdblookup,
   type Typed,
-  v4,
-  v6,
-} from "./_fixtures.ts";
+} from "../_mmdblookup.ts";
+import { seededRandom } from "../_random.ts";
 
-const HAVE_MMDBLOOKUP = (() => {
-  try {
-    new Deno.Command("mmdblookup", { args: ["--version"], stdout: "null", stderr: "null" })
-      .outputSync();
-    return true;
-  } catch {
-    return false;
-  }
-})();
-if (!HAVE_MMDBLOOKUP) {
-  console.log("SKIPPED: mmdblookup (libmaxminddb, Debian package mmdb-bin) is not installed");
-}
+const available = mmdblookupAvailable();
+if (!available) console.log(MMDBLOOKUP_SKIP_MESSAGE);
 
 /** Runs the test body with the database in a temp file. */
 function withFile(bytes: Uint8Array, fn: (file: string) => Promise<void>): () => Promise<void> {
@@ -56,88 +41,12 @@ function withFile(bytes: Uint8Array, fn: (file: string) => Promise<void>): () =>
   };
 }
 
-async function mmdblookup(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const { code, stdout, stderr } = await new Deno.Command("mmdblookup", { args }).output();
-  const dec = new TextDecoder();
-  return { code, out: dec.decode(stdout), err: dec.decode(stderr) };
-}
-
-/** Looks `ip` up; null when libmaxminddb finds no entry. Also returns the prefix length it reports. */
+/** Looks `ip` up with --verbose: the typed record (null when not found) and the prefix length. */
 async function lookup(file: string, ip: string): Promise<{ value: Typed | null; prefix: number }> {
-  const { code, out, err } = await mmdblookup(["--file", file, "--ip", ip, "--verbose"]);
-  const m = /Record prefix length: (\d+)/.exec(out + err);
-  assert.ok(m, `no prefix length for ${ip}: ${out}${err}`);
-  const prefix = Number(m[1]);
-  if (err.includes("Could not find an entry for this IP address")) return { value: null, prefix };
-  assert.equal(code, 0, `mmdblookup ${ip} failed: ${err}`);
-  return { value: parseDump(out.slice(m.index + m[0].length)), prefix };
-}
-
-/**
- * Parses mmdblookup's dump: maps `{ "key": value ... }`, arrays `[ ... ]`, and scalars
- * annotated with their type, e.g. `"x" <utf8_string>`, `5 <uint32>`, `0x… <uint128>`.
- * Strings are printed raw, so a string ends at the next `" <utf8_string>`.
- */
-function parseDump(s: string): Typed {
-  let i = 0;
-  const skip = () => {
-    while (i < s.length && /\s/.test(s[i]!)) i++;
-  };
-  const value = (): Typed => {
-    skip();
-    if (s[i] === "{") {
-      i++;
-      const entries: [string, Typed][] = [];
-      for (;;) {
-        skip();
-        if (s[i] === "}") {
-          i++;
-          return { t: "map", v: entries };
-        }
-        assert.equal(s[i], '"', `key expected at ${i}`);
-        const end = s.indexOf('":', i + 1);
-        const key = s.slice(i + 1, end);
-        i = end + 2;
-        entries.push([key, value()]);
-      }
-    }
-    if (s[i] === "[") {
-      i++;
-      const items: Typed[] = [];
-      for (;;) {
-        skip();
-        if (s[i] === "]") {
-          i++;
-          return { t: "array", v: items };
-        }
-        items.push(value());
-      }
-    }
-    if (s[i] === '"') {
-      const end = s.indexOf('" <utf8_string>', i + 1);
-      const v = s.slice(i + 1, end);
-      i = end + '" <utf8_string>'.length;
-      return { t: "utf8_string", v };
-    }
-    const m = /^(\S+) <(\w+)>/.exec(s.slice(i, i + 400));
-    assert.ok(m, `scalar expected at ${JSON.stringify(s.slice(i, i + 40))}`);
-    i += m[0].length;
-    const [, raw, t] = m as unknown as [string, string, string];
-    switch (t) {
-      case "uint64":
-        return { t, v: BigInt(raw) };
-      case "uint128":
-        return { t, v: BigInt(raw) }; // printed as 0x + 32 hex digits
-      case "boolean":
-        return { t, v: raw === "true" };
-      default:
-        return { t, v: Number(raw) };
-    }
-  };
-  const v = value();
-  skip();
-  assert.equal(i, s.length, "trailing output");
-  return v;
+  const { value, prefixLength } = await runMmdblookup(file, ip, { verbose: true });
+  assert.notEqual(value, undefined, ip); // no path was given
+  assert.ok(prefixLength !== null, ip);
+  return { value: value ?? null, prefix: prefixLength };
 }
 
 /** The stored form of an inserted value: the default mapping re-stated independently. */
@@ -216,7 +125,7 @@ const RECORD: Record<string, MmdbValue> = {
 
 Deno.test({
   name: "mmdblookup: every data type, via IPv4, IPv6 and ::ffff: addresses",
-  ignore: !HAVE_MMDBLOOKUP,
+  ignore: !available,
   fn: () =>
     withFile(
       build((w) => {
@@ -245,7 +154,7 @@ Deno.test({
 
 /** One file of random ranges (both families, overlaps), and the model of it. */
 function randomDb(seed: number, recordSize?: 24 | 28 | 32) {
-  const rand = rng(seed);
+  const rand = seededRandom(seed);
   const model = new Model<MmdbValue>();
   const probes: string[] = [];
   const pool: MmdbValue[] = Array.from({ length: 12 }, (_, i) => ({ n: i, org: `Org ${i}` }));
@@ -280,7 +189,7 @@ function randomDb(seed: number, recordSize?: 24 | 28 | 32) {
 
 Deno.test({
   name: "mmdblookup: random ranges agree with the model and with mmdb-lib's prefix lengths",
-  ignore: !HAVE_MMDBLOOKUP,
+  ignore: !available,
   fn: async () => {
     const { bytes, model, probes } = randomDb(42);
     const r = open(bytes);
@@ -300,7 +209,7 @@ Deno.test({
 
 Deno.test({
   name: "mmdblookup: record sizes 24/28/32 and metadata via --verbose",
-  ignore: !HAVE_MMDBLOOKUP,
+  ignore: !available,
   fn: async () => {
     for (const size of [24, 28, 32] as const) {
       const { bytes, model, probes } = randomDb(size, size);
@@ -314,9 +223,9 @@ Deno.test({
       w.insertNetwork("1.2.3.0/24", "x");
       const metaBytes = w.toBytes();
       await withFile(metaBytes, async (file) => {
-        const { out } = await mmdblookup(["--file", file, "--ip", "1.2.3.4", "--verbose"]);
+        const { metadata } = await runMmdblookup(file, "1.2.3.4", { verbose: true });
         const field = (name: string) =>
-          new RegExp(`^\\s*${name}:\\s*(.*?)\\s*$`, "m").exec(out)?.[1];
+          new RegExp(`^\\s*${name}:\\s*(.*?)\\s*$`, "m").exec(metadata)?.[1];
         assert.equal(field("Node count"), String(open(metaBytes).metadata.nodeCount));
         assert.equal(field("Record size"), `${size} bits`);
         assert.equal(field("IP version"), "IPv6");
@@ -341,7 +250,7 @@ Deno.test({
 
 Deno.test({
   name: "mmdblookup: 28-bit records above 2^24, shared values behind pointers",
-  ignore: !HAVE_MMDBLOOKUP,
+  ignore: !available,
   fn: async () => {
     const country = { iso_code: "DE", names: { en: "Germany", de: "Deutschland" } };
     const bytes = build((w) => {
@@ -369,7 +278,7 @@ Deno.test({
 
 Deno.test({
   name: "mmdblookup: edge ranges (whole spaces, single addresses, first and last)",
-  ignore: !HAVE_MMDBLOOKUP,
+  ignore: !available,
   fn: async () => {
     const cases: [string, string, string[], string[]][] = [
       ["0.0.0.0", "255.255.255.255", ["0.0.0.0", "255.255.255.255", "::ffff:9.9.9.9"], [

@@ -22,14 +22,14 @@ import {
   Model,
   open,
   randBig,
-  rng,
-  type Typed,
   typedMetadata,
   typedRecord,
   v4,
   v6,
   walk,
 } from "./_fixtures.ts";
+import type { Typed } from "../_mmdblookup.ts";
+import { seededRandom } from "../_random.ts";
 
 /** Reference CIDR split (greedy, bigint) of [lo, hi] in a `bits`-bit space. */
 function cidrs(lo: bigint, hi: bigint, bits: number): { start: bigint; len: number }[] {
@@ -144,7 +144,7 @@ Deno.test("mixed IPv4 and IPv6 in one file", () => {
 
 /** Random ranges (both families, with overlaps) against the brute-force model. */
 function randomCase(seed: number, recordSize?: 24 | 28 | 32) {
-  const rand = rng(seed);
+  const rand = seededRandom(seed);
   const model = new Model<MmdbValue>();
   const pool: MmdbValue[] = Array.from({ length: 25 }, (_, i) => ({ id: i, name: `org ${i % 7}` }));
   const probes: bigint[] = [];
