@@ -113,8 +113,8 @@ export function createLookup(deps: LookupDeps): Lookup {
 
   const lookupParsed = (ip: ParsedIp, options: LookupOptions): LookupResult => {
     const lang = resolveLang(options.lang);
-    const cityRecord = data.city?.get(ip.address) ?? null;
-    const asnRecord = data.asn?.get(ip.address) ?? null;
+    const cityRecord = data.city?.getBytes(ip.bytes) ?? null;
+    const asnRecord = data.asn?.getBytes(ip.bytes) ?? null;
     if (!cityRecord && !asnRecord) throw new NotFoundError(ip.address, reservedRangeName(ip));
     const place = cityRecord ? placeOf(cityRecord, lang) : null;
     return {

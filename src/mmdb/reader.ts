@@ -3,6 +3,7 @@
 import { Buffer } from "node:buffer";
 import { Reader } from "mmdb-lib";
 import { LruCache } from "../cache/lru.ts";
+import { createTreeWalk } from "./tree.ts";
 
 /** What we use of a database's metadata section. */
 export interface MmdbMetadata {
@@ -19,6 +20,8 @@ export interface MmdbMetadata {
 export interface MmdbDatabase<T> {
   readonly metadata: MmdbMetadata;
   get(ip: string): T | null;
+  /** The record for network-order address bytes (4 or 16), without parsing text. */
+  getBytes(address: Uint8Array): T | null;
   getWithPrefixLength(ip: string): [T | null, number];
 }
 
@@ -46,9 +49,18 @@ export function openMmdb<T>(
     nodeCount: m.nodeCount,
     recordSize: m.recordSize,
   });
+  const walk = createTreeWalk(bytes, metadata);
+  // mmdb-lib's data decoding (with the offset cache) is used as is; its
+  // resolveDataPointer is not in its type declarations, hence the cast.
+  const resolve = (reader as unknown as { resolveDataPointer(p: number): T }).resolveDataPointer
+    .bind(reader);
   return {
     metadata,
     get: (ip) => reader.get(ip) as T | null,
+    getBytes: (address) => {
+      const pointer = walk(address);
+      return pointer === 0 ? null : resolve(pointer);
+    },
     getWithPrefixLength: (ip) => reader.getWithPrefixLength(ip) as [T | null, number],
   };
 }

@@ -1,0 +1,73 @@
+/**
+ * Walks a MaxMind DB search tree on address bytes (4 or 16), straight over the
+ * file's bytes. mmdb-lib's own walk re-parses the address text and reads every
+ * node through Buffer methods; this one does neither, and jumps over the first
+ * 16 levels with a table built at open time.
+ */
+
+/** The record a walk ends on: `0` when the tree has no data for the address. */
+export type TreeWalk = (address: Uint8Array) => number;
+
+interface TreeShape {
+  nodeCount: number;
+  recordSize: number;
+  ipVersion: number;
+}
+
+/**
+ * Returns a walker over `db`. The result is the record value the walk ends on
+ * (greater than nodeCount: a data pointer), or 0 when the address has no data.
+ */
+export function createTreeWalk(db: Uint8Array, shape: TreeShape): TreeWalk {
+  const { nodeCount, recordSize } = shape;
+  if (recordSize !== 24 && recordSize !== 28 && recordSize !== 32) {
+    throw new Error(`Unsupported record size ${recordSize}: expected 24, 28 or 32`);
+  }
+  const nodeBytes = recordSize / 4;
+
+  /** The record `bit` (0 left, 1 right) of node `node`. */
+  const child = (node: number, bit: number): number => {
+    const o = node * nodeBytes;
+    if (recordSize === 24) {
+      const q = o + bit * 3;
+      return (db[q]! << 16) | (db[q + 1]! << 8) | db[q + 2]!;
+    }
+    if (recordSize === 28) {
+      return bit === 0
+        ? ((db[o + 3]! & 0xf0) << 20) | (db[o]! << 16) | (db[o + 1]! << 8) | db[o + 2]!
+        : ((db[o + 3]! & 0x0f) << 24) | (db[o + 4]! << 16) | (db[o + 5]! << 8) | db[o + 6]!;
+    }
+    const q = o + bit * 4;
+    return ((db[q]! << 24) | (db[q + 1]! << 16) | (db[q + 2]! << 8) | db[q + 3]!) >>> 0;
+  };
+
+  /** IPv4 lives under ::/96 in an IPv6 tree: its start is 96 left turns from the root. */
+  let ipv4Root = 0;
+  if (shape.ipVersion === 6) {
+    for (let i = 0; i < 96 && ipv4Root < nodeCount; i++) ipv4Root = child(ipv4Root, 0);
+  }
+
+  /** The node (or record) reached after the first 16 bits, for each 16-bit prefix. */
+  const prefixTable = (root: number): Uint32Array => {
+    const table = new Uint32Array(65536);
+    for (let prefix = 0; prefix < 65536; prefix++) {
+      let node = root;
+      for (let d = 0; d < 16 && node < nodeCount; d++) node = child(node, (prefix >> (15 - d)) & 1);
+      table[prefix] = node;
+    }
+    return table;
+  };
+  const v4Table = prefixTable(ipv4Root);
+  const v6Table = shape.ipVersion === 6 ? prefixTable(0) : null;
+
+  return (address) => {
+    const table = address.length === 4 ? v4Table : v6Table;
+    if (!table) return 0; // an IPv6 address in an IPv4-only database
+    let node = table[(address[0]! << 8) | address[1]!]!;
+    const bits = address.length * 8;
+    for (let depth = 16; depth < bits && node < nodeCount; depth++) {
+      node = child(node, (address[depth >> 3]! >> (7 - (depth & 7))) & 1);
+    }
+    return node > nodeCount ? node : 0;
+  };
+}

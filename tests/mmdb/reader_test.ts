@@ -1,0 +1,80 @@
+/** Our tree walk (`getBytes`) must find exactly what mmdb-lib's own walk (`get`) finds. */
+
+import assert from "node:assert/strict";
+import { parseIp } from "../../src/ip/parse.ts";
+import { openMmdb } from "../../src/mmdb/reader.ts";
+import { seededRandom } from "../_random.ts";
+import { DEFAULT_DATA_DIR } from "../_helpers.ts";
+import { build, v4, v6 } from "./_fixtures.ts";
+
+/** Random addresses, plus the edges of every inserted range and their neighbours. */
+function probes(random: () => number, ranges: [bigint, bigint][], family: 4 | 6): string[] {
+  const text = (n: bigint) => family === 4 ? v4(n) : v6(n);
+  const max = family === 4 ? 0xffffffffn : (1n << 128n) - 1n;
+  const out: string[] = [];
+  for (const [lo, hi] of ranges) {
+    for (const n of [lo - 1n, lo, hi, hi + 1n]) if (n >= 0n && n <= max) out.push(text(n));
+  }
+  for (let i = 0; i < 2000; i++) {
+    const bits = family === 4 ? 32 : 128;
+    let n = 0n;
+    for (let b = 0; b < bits; b += 16) n = (n << 16n) | BigInt(Math.floor(random() * 65536));
+    out.push(text(n));
+  }
+  return out;
+}
+
+function randomRanges(random: () => number, family: 4 | 6, count: number): [bigint, bigint][] {
+  const bits = family === 4 ? 32 : 128;
+  const ranges: [bigint, bigint][] = [];
+  for (let i = 0; i < count; i++) {
+    let lo = 0n;
+    for (let b = 0; b < bits; b += 16) lo = (lo << 16n) | BigInt(Math.floor(random() * 65536));
+    const span = BigInt(Math.floor(random() * 2 ** 20));
+    const max = (1n << BigInt(bits)) - 1n;
+    ranges.push([lo, lo + span > max ? max : lo + span]);
+  }
+  return ranges;
+}
+
+for (const recordSize of [24, 28, 32] as const) {
+  Deno.test(`getBytes() agrees with mmdb-lib's get() on a ${recordSize}-bit file`, () => {
+    const random = seededRandom(recordSize);
+    const r4 = randomRanges(random, 4, 300);
+    const r6 = randomRanges(random, 6, 300);
+    const bytes = build((w) => {
+      r4.forEach(([lo, hi], i) => w.insertRange(v4(lo), v4(hi), { n: i, family: "v4" }));
+      r6.forEach(([lo, hi], i) => w.insertRange(v6(lo), v6(hi), { n: i, family: "v6" }));
+    }, { recordSize });
+    const db = openMmdb<{ n: number }>(bytes);
+    assert.equal(db.metadata.recordSize, recordSize);
+    let found = 0;
+    for (const ip of [...probes(random, r4, 4), ...probes(random, r6, 6)]) {
+      const parsed = parseIp(ip);
+      const expected = db.get(parsed.address);
+      assert.deepEqual(db.getBytes(parsed.bytes), expected, ip);
+      if (expected) found++;
+    }
+    assert.ok(found > 1000, `too few probes hit data (${found})`);
+  });
+}
+
+Deno.test("getBytes() agrees with get() on the real City and ASN databases", async () => {
+  const random = seededRandom(7);
+  const word = () => Math.floor(random() * 65536);
+  for (const file of ["GeoLite2-City.mmdb", "asn.mmdb"]) {
+    const db = openMmdb(await Deno.readFile(`${DEFAULT_DATA_DIR}/${file}`), { cacheSize: 1000 });
+    let found = 0;
+    for (let i = 0; i < 5000; i++) {
+      const ip = i % 2
+        ? [word() >> 8, word() >> 8, word() >> 8, word() >> 8].join(".")
+        : [0x2000 + (word() & 0x1fff), ...Array.from({ length: 7 }, word)]
+          .map((w) => w.toString(16)).join(":"); // global unicast 2000::/3
+      const parsed = parseIp(ip);
+      const expected = db.get(parsed.address);
+      assert.deepEqual(db.getBytes(parsed.bytes), expected, `${file} ${ip}`);
+      if (expected) found++;
+    }
+    assert.ok(found > 1500, `${file}: too few probes hit data (${found})`);
+  }
+});
