@@ -1,6 +1,7 @@
 /** Assembles the lookup core from configuration: the one place dependencies are wired. */
 
 import type { Config } from "../config.ts";
+import { createEnrichment } from "../enrich/warm.ts";
 import { createLookup, type Lookup } from "../lookup/lookup.ts";
 import { type DataSet, openDataSet } from "../sources/data_set.ts";
 import { createUserAgentParser } from "../ua/parse.ts";
@@ -17,6 +18,7 @@ export async function createServices(config: Config): Promise<Services> {
     data,
     now: () => new Date(),
     parseUserAgent: createUserAgentParser({ cacheSize: 10_000 }),
+    enrichment: createEnrichment({ warm: true }),
   });
   return { data, lookup };
 }

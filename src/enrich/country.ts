@@ -42,3 +42,8 @@ export function countryFacts(countryCode: string): CountryFacts | null {
     currencyCode: currency ?? null,
   };
 }
+
+/** Every country code the data set holds (for warming caches at start-up). */
+export function countryCodes(): string[] {
+  return Object.keys(countries);
+}

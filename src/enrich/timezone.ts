@@ -200,6 +200,9 @@ interface ZoneEntry {
   standardOffset: number;
   /** Abbreviation per offset: a zone has one name per offset (EST at -5h, EDT at -4h). */
   abbrByOffset: Map<number, string>;
+  /** The whole answer for UTC second `second` (epoch ms / 1000, floored): shared, frozen. */
+  second: number;
+  info: TimeZoneInfo | null;
 }
 
 /** A `(zone, now) => TimeZoneInfo` function, as returned by createTimeZoneCache. */
@@ -210,7 +213,8 @@ export type TimeZoneLookup = (zone: string | null, now: Date) => TimeZoneInfo;
  * per zone it keeps one reused `Intl.DateTimeFormat` and the facts (offset,
  * utc, abbr, is_dst) of the last UTC minute asked for, recomputing (one ICU
  * call) when the minute changes. A warm call does no Intl work: `current_time`
- * is arithmetic on the cached offset. Offsets change only at transitions,
+ * is arithmetic on the cached offset, and the answer itself is reused within
+ * the same UTC second. Offsets change only at transitions,
  * which since the 1970s all fall on whole UTC minutes, so a minute is safe.
  *
  * Bounded: keys are zone ids ICU accepts, i.e. the finite IANA set (~600 with
@@ -233,12 +237,19 @@ export function createTimeZoneCache(): TimeZoneLookup {
         standardYear: NaN,
         standardOffset: 0,
         abbrByOffset: new Map(),
+        second: NaN,
+        info: null,
       };
       if (entries.size < MAX_CACHED_ZONES) entries.set(zone, entry);
     }
+    // current_time has whole seconds, so every lookup within a second shares one answer.
+    const second = Math.floor(ms / MS_PER_SECOND);
+    if (entry.second === second && entry.info !== null) return entry.info;
     const warm = entry.minute === Math.floor(ms / MS_PER_MINUTE) ? entry.facts : null;
     try {
-      return toInfo(zone, warm ?? refresh(entry, zone, ms), ms);
+      entry.info = Object.freeze(toInfo(zone, warm ?? refresh(entry, zone, ms), ms));
+      entry.second = second;
+      return entry.info;
     } catch {
       return noTimeZone(); // as in timeZoneInfo: Date-range edges only
     }

@@ -1,7 +1,6 @@
 /** The lookup core: one address in, the full `data` object out. No HTTP, no KV, no formatting. */
 
-import { createCountryEnricher } from "../enrich/enricher.ts";
-import { createTimeZoneCache } from "../enrich/timezone.ts";
+import { createEnrichment, type Enrichment } from "../enrich/warm.ts";
 import { BadRequestError, NotFoundError } from "../errors.ts";
 import { type ParsedIp, parseIp } from "../ip/parse.ts";
 import { reservedRangeName } from "../ip/reserved.ts";
@@ -17,6 +16,8 @@ export interface LookupDeps {
   now: () => Date;
   parseUserAgent: (ua: string | null | undefined) => UserAgent;
   risk?: RiskSource;
+  /** Country and time-zone caches; share warmed ones across lookups (see createEnrichment). */
+  enrichment?: Enrichment;
 }
 
 export interface LookupOptions {
@@ -55,8 +56,8 @@ const EMPTY_CURRENCY: Currency = Object.freeze({
 export function createLookup(deps: LookupDeps): Lookup {
   const { data, now, parseUserAgent } = deps;
   const risk = deps.risk ?? NO_FEEDS;
-  const countryFacts = createCountryEnricher();
-  const timeZoneInfo = createTimeZoneCache();
+  const { countries: countryFacts, timeZones: timeZoneInfo } = deps.enrichment ??
+    createEnrichment();
   const languages = data.city?.metadata.languages.length ? data.city.metadata.languages : ["en"];
   const languageByLowerCase = new Map(languages.map((l) => [l.toLowerCase(), l]));
   // Keyed by the decoded record object, which the reader's offset cache shares:

@@ -95,13 +95,17 @@ Deno.test("cache warm call within the same minute creates and calls no Intl form
   }
 });
 
-Deno.test("cache returns fresh objects: mutating one answer does not change the next", () => {
+Deno.test("cache shares frozen answers: no caller can change the next caller's answer", () => {
   const cached = createTimeZoneCache();
   const now = new Date("2026-01-15T12:00:00Z");
   const first = cached("America/New_York", now);
-  first.abbr = "mutated";
-  first.offset = 0;
+  assert.throws(() => {
+    first.abbr = "mutated";
+  }, TypeError);
   assert.deepEqual(cached("America/New_York", now), timeZoneInfo("America/New_York", now));
+  // A new second gives a new answer (current_time moves on).
+  const later = cached("America/New_York", new Date("2026-01-15T12:00:01Z"));
+  assert.equal(later.current_time, "2026-01-15T07:00:01-05:00");
 });
 
 Deno.test("cache gives all nulls for null, unknown zones and invalid dates", () => {
