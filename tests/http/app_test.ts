@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { XMLParser } from "fast-xml-parser";
 import { parse as parseCsv } from "csv-parse/sync";
 import { createApp } from "../../src/http/app.ts";
-import { fixtureApp, peer } from "../_helpers.ts";
+import { fixtureApp, fixtureDataSet, fixtureLookup, peer } from "../_helpers.ts";
 
 const app = await fixtureApp();
 const get = (path: string, init?: RequestInit, env?: unknown) =>
@@ -301,9 +301,33 @@ Deno.test("lookups answer 503 while the data is not loaded", async () => {
   }
 });
 
-Deno.test("CORS allows browsers by default", async () => {
-  const res = await get("/ip/81.2.69.142", { headers: { origin: "https://example.org" } });
-  assert.equal(res.headers.get("access-control-allow-origin"), "*");
+Deno.test("CORS allows browsers by default, on answers, errors and preflights", async () => {
+  for (const path of ["/ip/81.2.69.142", "/ip/nope", "/health"]) {
+    const res = await get(path, { headers: { origin: "https://example.org" } });
+    assert.equal(res.headers.get("access-control-allow-origin"), "*", path);
+  }
+  const preflight = await get("/bulk", {
+    method: "OPTIONS",
+    headers: { origin: "https://example.org", "access-control-request-method": "POST" },
+  });
+  assert.equal(preflight.status, 204);
+  assert.equal(preflight.headers.get("access-control-allow-origin"), "*");
+});
+
+Deno.test("CORS with a configured origin list allows only those origins", async () => {
+  const data = await fixtureDataSet();
+  const strict = createApp({
+    services: { current: { data, lookup: await fixtureLookup() } },
+    config: { bulkMax: 10, trustedProxies: [], corsOrigins: ["https://app.example"] },
+  });
+  const allowed = await strict.request("/ip/81.2.69.142", {
+    headers: { origin: "https://app.example" },
+  });
+  assert.equal(allowed.headers.get("access-control-allow-origin"), "https://app.example");
+  const other = await strict.request("/ip/81.2.69.142", {
+    headers: { origin: "https://evil.example" },
+  });
+  assert.equal(other.headers.get("access-control-allow-origin"), null);
 });
 
 Deno.test("/health lists the loaded databases with their attribution", async () => {
@@ -317,7 +341,7 @@ Deno.test("/openapi.json documents every route the app serves", async () => {
   const { body } = await json("/openapi.json");
   assert.equal(body.openapi, "3.1.0");
   for (const route of app.routes) {
-    if (route.method === "ALL") continue; // middleware
+    if (route.method === "ALL" || route.method === "OPTIONS") continue; // middleware, CORS preflight
     const path = route.path.replace(/:(\w+)(\{[^}]*\})?/g, "{$1}").replace("{list}", "{ip_list}");
     if (/^\/(ip|bulk)\/?$/.test(path) && route.method === "GET") continue; // usage-error helpers
     assert.ok(
