@@ -13,10 +13,11 @@ import { isJsonObject, readJsonBody } from "./body.ts";
 import { createClientAddressResolver } from "./client_address.ts";
 import {
   type LookupRequest,
-  readLookupRequest,
+  readLookupQuery,
   requestBody,
   requestFormat,
   userAgentFromBody,
+  withLookupRequest,
 } from "./lookup_request.ts";
 import { OPENAPI_DOCUMENT } from "./openapi.ts";
 import { STATUS_BY_CODE } from "./status.ts";
@@ -74,31 +75,31 @@ export function createApp(deps: AppDeps): Hono<Env> {
   });
   app.get("/openapi.json", (c) => c.body(openApiBody, 200, jsonHeaders));
 
-  app.get("/ip/:ip{.+}", async (c) => {
-    const request = await readLookupRequest(c);
-    return one(c, request, c.req.param("ip"));
-  });
+  app.get(
+    "/ip/:ip{.+}",
+    (c) => withLookupRequest(c, (request) => one(c, request, c.req.param("ip"))),
+  );
   for (const path of ["/ip", "/ip/"]) {
     app.get(path, (c) => fail(c, new BadRequestError("Missing IP address: use /ip/{ip}")));
   }
 
-  app.get("/me", async (c) => {
-    const request = await readLookupRequest(c);
-    const peer = c.env?.remoteAddr?.hostname;
-    if (!peer) throw new Error("The server did not provide the peer address");
-    return one(c, request, clientAddress(peer, c.req.raw.headers));
-  });
+  app.get("/me", (c) =>
+    withLookupRequest(c, (request) => {
+      const peer = c.env?.remoteAddr?.hostname;
+      if (!peer) throw new Error("The server did not provide the peer address");
+      return one(c, request, clientAddress(peer, c.req.raw.headers));
+    }));
 
-  app.get("/bulk/:list{.+}", async (c) => {
-    const request = await readLookupRequest(c);
-    return many(c, request, c.req.param("list").split(","));
-  });
+  app.get(
+    "/bulk/:list{.+}",
+    (c) => withLookupRequest(c, (request) => many(c, request, c.req.param("list").split(","))),
+  );
   for (const path of ["/bulk", "/bulk/"]) {
     app.get(path, (c) => fail(c, new BadRequestError("Empty bulk list: use /bulk/{ip},{ip},...")));
   }
 
   app.post("/bulk", async (c) => {
-    const request = await readLookupRequest(c, { userAgentBody: false });
+    const request = readLookupQuery(c);
     const body = await readJsonBody(requestBody(c), postBulkLimit);
     if (
       !isJsonObject(body) || !Array.isArray(body.ips) ||

@@ -25,24 +25,32 @@ export function requestFormat(c: Context): OutputFormat {
   return parseFormat(c.req.query("format"));
 }
 
+/** The query part of a lookup request: format, get, lang, and the user agent from `ua` or the header. */
+export function readLookupQuery(c: Context): LookupRequest {
+  return {
+    format: requestFormat(c),
+    selection: parseFieldSelection(c.req.query("get")),
+    lang: c.req.query("lang") ?? null,
+    userAgent: c.req.query("ua") ?? c.req.header("user-agent") ?? null,
+  };
+}
+
 /**
- * Parses the query and, for a GET with `Content-Type: application/json`, the
- * body `{"userAgent": "..."}`. The user agent comes from that body, else the
- * `ua` parameter, else the request's own `User-Agent` header. POST /bulk
- * reads its body itself (`userAgentBody: false`).
+ * Calls `answer` with the parsed request. The user agent comes from a JSON body
+ * `{"userAgent": "..."}` (on a GET with `Content-Type: application/json`), else
+ * the `ua` parameter, else the request's own `User-Agent` header. Without a
+ * body the answer is made synchronously: Deno.serve answers a handler that
+ * returns a Response (not a Promise) on a faster path.
  */
-export async function readLookupRequest(
+export function withLookupRequest(
   c: Context,
-  options: { userAgentBody: boolean } = { userAgentBody: true },
-): Promise<LookupRequest> {
-  const format = requestFormat(c);
-  const selection = parseFieldSelection(c.req.query("get"));
-  let userAgent: string | null = null;
-  if (options.userAgentBody && declaresJsonBody(c.req.raw.headers)) {
-    userAgent = userAgentFromBody(await readJsonBody(requestBody(c), UA_BODY_LIMIT));
-  }
-  userAgent ??= c.req.query("ua") ?? c.req.header("user-agent") ?? null;
-  return { format, selection, lang: c.req.query("lang") ?? null, userAgent };
+  answer: (request: LookupRequest) => Response,
+): Response | Promise<Response> {
+  const request = readLookupQuery(c);
+  if (!declaresJsonBody(c.req.raw.headers)) return answer(request);
+  return readJsonBody(requestBody(c), UA_BODY_LIMIT).then((body) =>
+    answer({ ...request, userAgent: userAgentFromBody(body) ?? request.userAgent })
+  );
 }
 
 /** `{"userAgent": "..."}` → the string; an object without it → null; anything else → 400. */

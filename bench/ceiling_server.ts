@@ -1,0 +1,70 @@
+/**
+ * The HTTP ceiling: a bare `Deno.serve` answering every request with the same
+ * ~600-byte JSON body. Whatever ipintel does per request, it cannot beat this
+ * on the same machine; bench/http_bench.ts reports ipintel as a ratio of it.
+ *
+ * Run: deno run --allow-net bench/ceiling_server.ts [--port 8001] [--host 127.0.0.1]
+ *
+ * @module
+ */
+
+/**
+ * A lookup-shaped body of about 600 bytes, built once. ASCII only: a string
+ * with any non-ASCII character is stored as UTF-16 and transcoded on every
+ * response, which costs a bare server about 12% of its throughput; the
+ * ceiling is the fast case.
+ */
+export const CEILING_BODY: string = JSON.stringify({
+  success: true,
+  data: {
+    ip: "203.0.113.42",
+    geoLocation: {
+      continent: "Europe",
+      continentCode: "EU",
+      country: "Germany",
+      countryCode: "DE",
+      capital: "Berlin",
+      region: "Hesse",
+      regionCode: "HE",
+      city: "Frankfurt am Main",
+      postal_Code: "60313",
+      dial_code: "+49",
+      is_in_eu: true,
+      latitude: 50.1155,
+      longitude: 8.6842,
+      accuracy_radius: 20,
+    },
+    timezone: {
+      time_zone: "Europe/Berlin",
+      abbr: "CET",
+      offset: 3600,
+      is_dst: false,
+      utc: "+01:00",
+      current_time: "2026-11-22T01:23:45+01:00",
+    },
+    currency: { code: "EUR", symbol: "EUR", name: "Euro" },
+    connection: { asn_number: 3320, asn_org: "Deutsche Telekom AG" },
+    security: { isVpn: false, isTor: false, isThreat: "low" },
+  },
+});
+
+const HEADERS = { "content-type": "application/json; charset=utf-8" };
+
+function argValue(args: readonly string[], flag: string): string | undefined {
+  const i = args.indexOf(flag);
+  return i >= 0 ? args[i + 1] : undefined;
+}
+
+if (import.meta.main) {
+  const port = Number(argValue(Deno.args, "--port") ?? 8001);
+  const hostname = argValue(Deno.args, "--host") ?? "127.0.0.1";
+  Deno.serve(
+    {
+      port,
+      hostname,
+      onListen: ({ hostname, port }) =>
+        console.error(`ceiling listening on http://${hostname}:${port}`),
+    },
+    () => new Response(CEILING_BODY, { headers: HEADERS }),
+  );
+}
