@@ -2,6 +2,7 @@
 
 import type { Config } from "../config.ts";
 import { createApp, type ServiceSlot } from "../http/app.ts";
+import { type FetchHandler, withFastLookup } from "../http/fast_lookup.ts";
 import { serveWithNodeHttp } from "../http/node_server.ts";
 import { ensureData } from "./data.ts";
 import { createServices } from "./services.ts";
@@ -11,7 +12,7 @@ export async function runServe(config: Config): Promise<number> {
   // Listen at once; lookups answer 503 until the data (built on first run) is loaded.
   const services: ServiceSlot = { current: null };
   const app = createApp({ services, config });
-  const server = await listen(config, app.fetch);
+  const server = await listen(config, withFastLookup(services, config, app.fetch));
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     Deno.addSignalListener(signal, () => server.close());
   }
@@ -26,11 +27,6 @@ export async function runServe(config: Config): Promise<number> {
   await server.finished;
   return 0;
 }
-
-type FetchHandler = (
-  request: Request,
-  env: { remoteAddr?: Deno.NetAddr },
-) => Response | Promise<Response>;
 
 async function listen(config: Config, handler: FetchHandler) {
   const announce = (port: number) =>

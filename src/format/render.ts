@@ -6,6 +6,7 @@
 
 import type { Json } from "../types.ts";
 import { renderCsv } from "./csv.ts";
+import { asciiJson } from "./result_json.ts";
 import { renderXml } from "./xml.ts";
 
 /** The formats of the `format` query parameter. */
@@ -55,7 +56,7 @@ export function renderSuccess(data: Json, format: OutputFormat): Rendered {
     case "csv":
       return { body: renderCsv(data), contentType: CONTENT_TYPES.csv };
     case "json":
-      return { body: JSON.stringify({ success: true, data }), contentType: CONTENT_TYPES.json };
+      return { body: asciiJson({ success: true, data }), contentType: CONTENT_TYPES.json };
   }
 }
 
@@ -68,5 +69,5 @@ export function renderError(message: string, format: OutputFormat): Rendered {
   if (format === "xml") {
     return { body: renderXml({ success: false, message }), contentType: CONTENT_TYPES.xml };
   }
-  return { body: JSON.stringify({ success: false, message }), contentType: CONTENT_TYPES.json };
+  return { body: asciiJson({ success: false, message }), contentType: CONTENT_TYPES.json };
 }

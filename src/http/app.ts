@@ -6,6 +6,7 @@ import type { Config } from "../config.ts";
 import { AppError, BadRequestError, DataUnavailableError } from "../errors.ts";
 import { applySelection, type OutputFormat, renderError, renderSuccess } from "../format/mod.ts";
 import { CONTENT_TYPES, type Rendered } from "../format/render.ts";
+import { resultEnvelopeJson } from "../format/result_json.ts";
 import type { Lookup } from "../lookup/lookup.ts";
 import type { DataSet } from "../sources/data_set.ts";
 import type { FailedItem, Json, LookupResult } from "../types.ts";
@@ -127,6 +128,10 @@ export function createApp(deps: AppDeps): Hono<Env> {
 
   function one(c: Context, request: LookupRequest, ip: string) {
     const result = lookup(ip, request);
+    if (request.format === "json" && request.selection === null) {
+      // The common case, with its own serialiser (see result_json.ts).
+      return c.body(resultEnvelopeJson(result), 200, jsonHeaders);
+    }
     return send(c, 200, renderSuccess(applySelection(result, request.selection), request.format));
   }
 

@@ -38,8 +38,17 @@ export function threatLevel(s: RiskSignals): ThreatLevel {
   return "low";
 }
 
+// The few possible answers, frozen and shared like the other cached parts of a result.
+const ANSWERS = new Map<string, Security>();
+
 /** Builds the `security` object of a result from the signals. */
 export function assessSecurity(source: RiskSource, ip: ParsedIp): Security {
   const s = source.signals(ip);
-  return { isVpn: s.vpn, isTor: s.tor, isThreat: threatLevel(s) };
+  const key = `${s.tor}${s.vpn}${s.blocklisted}${s.hosting}`;
+  let answer = ANSWERS.get(key);
+  if (!answer) {
+    answer = Object.freeze({ isVpn: s.vpn, isTor: s.tor, isThreat: threatLevel(s) });
+    ANSWERS.set(key, answer);
+  }
+  return answer;
 }

@@ -44,7 +44,9 @@ Deno.test("renderSuccess json wraps data in { success: true, data } without pret
   const data = asJson(sampleResult());
   const { body, contentType } = renderSuccess(data, "json");
   assert.equal(contentType, "application/json; charset=utf-8");
-  assert.equal(body, JSON.stringify({ success: true, data }));
+  // The same JSON text, with non-ASCII characters written as \uXXXX escapes (an ASCII body).
+  assert.equal(JSON.stringify(JSON.parse(body)), JSON.stringify({ success: true, data }));
+  assert.ok(/^[\x20-\x7e]*$/.test(body), "body is printable ASCII");
   assert.ok(body.startsWith('{"success":true,"data":{"ip":"8.8.8.8","geoLocation":{'));
   assert.ok(!body.includes("\n"));
   assert.deepEqual(JSON.parse(body), { success: true, data: sampleResult() });

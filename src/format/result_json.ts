@@ -1,0 +1,43 @@
+/**
+ * The JSON envelope of one whole lookup result, built for the hot path (the
+ * same JSON value as `JSON.stringify({ success: true, data: result })`):
+ *
+ * - The text of each part the lookup core shares between answers (frozen:
+ *   a place's geoLocation, flag and currency, a network's connection, a zone's
+ *   time within one second, a parsed user agent) is made once and remembered.
+ * - Every character outside ASCII is written as a `\uXXXX` escape, so the body
+ *   is a one-byte string that the runtime sends without transcoding (a result
+ *   holds emoji and non-Latin names; transcoding cost an eighth of the
+ *   server's time). JSON parsers read the escapes back as the same characters.
+ */
+
+import type { LookupResult } from "../types.ts";
+
+// Weak: an entry lives exactly as long as the cached object it describes.
+const textOfPart = new WeakMap<object, string>();
+
+const NON_ASCII = /[\u0080-\uffff]/g;
+const escapeUnit = (unit: string) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, "0")}`;
+
+/** `JSON.stringify` with every non-ASCII UTF-16 unit escaped. */
+export function asciiJson(value: unknown): string {
+  return JSON.stringify(value).replace(NON_ASCII, escapeUnit);
+}
+
+function part(value: object): string {
+  if (!Object.isFrozen(value)) return asciiJson(value);
+  let text = textOfPart.get(value);
+  if (text === undefined) textOfPart.set(value, text = asciiJson(value));
+  return text;
+}
+
+/** `{"success":true,"data":<result>}` with the keys in the result's layout order. */
+export function resultEnvelopeJson(r: LookupResult): string {
+  return `{"success":true,"data":{"ip":${asciiJson(r.ip)},"geoLocation":${
+    part(r.geoLocation)
+  },"timezone":${part(r.timezone)},"flag":${part(r.flag)},"currency":${
+    part(r.currency)
+  },"connection":${part(r.connection)},"userAgent":${part(r.userAgent)},"security":${
+    part(r.security)
+  }}}`;
+}

@@ -1,0 +1,75 @@
+import assert from "node:assert/strict";
+import { createApp } from "../../src/http/app.ts";
+import { withFastLookup } from "../../src/http/fast_lookup.ts";
+import { fixtureDataSet, fixtureLookup, peer } from "../_helpers.ts";
+
+const services = { current: { data: await fixtureDataSet(), lookup: await fixtureLookup() } };
+const config = { bulkMax: 10, trustedProxies: [], corsOrigins: ["*"] };
+const app = createApp({ services, config, logError: () => {} });
+let appCalls = 0;
+const fast = withFastLookup(services, config, (request, env) => {
+  appCalls++;
+  return app.fetch(request, env);
+});
+
+const CHROME =
+  "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36";
+
+/** Status, headers and body; JSON bodies compared as values (escapes differ, meaning doesn't). */
+async function snapshot(response: Response) {
+  const text = await response.text();
+  const json = response.headers.get("content-type")?.startsWith("application/json");
+  return {
+    status: response.status,
+    headers: [...response.headers].filter(([name]) => name !== "content-length").sort(),
+    body: json ? JSON.parse(text) : text,
+  };
+}
+
+const CASES: { path: string; headers?: Record<string, string>; fast: boolean }[] = [
+  { path: "/ip/81.2.69.142", fast: true },
+  { path: "/ip/81.2.69.142", headers: { "user-agent": CHROME }, fast: true },
+  { path: "/ip/2a02:ec0::1", fast: true }, // non-ASCII in names: sent as \u escapes
+  { path: "/ip/::ffff:81.2.69.142", fast: true },
+  { path: "/ip/1.1.1.1", fast: true },
+  { path: "/ip/9.9.9.9", fast: true },
+  { path: "/ip/1.2.3", fast: false }, // errors are rendered by the app
+  { path: "/ip/192.168.0.1", fast: false },
+  { path: "/ip/81.2.69.142?get=city", fast: false },
+  { path: "/ip/81.2.69.142?format=xml", fast: false },
+  { path: "/ip/2a02%3Aec0%3A%3A1", fast: false },
+  { path: "/ip/1.2.3.0/24", fast: false },
+  { path: "/bulk/81.2.69.142", fast: false },
+];
+
+Deno.test("the fast path answers plain GET /ip/{ip} exactly as the app does", async () => {
+  for (const { path, headers, fast: expectFast } of CASES) {
+    const request = () => new Request(`http://localhost${path}`, { headers });
+    appCalls = 0;
+    const viaFast = await snapshot(await fast(request(), peer("127.0.0.1")));
+    assert.equal(appCalls === 0, expectFast, `${path}: fast path taken?`);
+    const viaApp = await snapshot(await app.fetch(request(), peer("127.0.0.1")));
+    assert.deepEqual(viaFast, viaApp, path);
+  }
+});
+
+Deno.test("the fast path writes non-ASCII as JSON escapes that parse back to the same text", async () => {
+  const response = await fast(new Request("http://localhost/ip/81.2.69.142"), peer("127.0.0.1"));
+  const text = await response.text();
+  assert.ok(/^[\x20-\x7e]*$/.test(text), "body is printable ASCII");
+  assert.ok(text.includes("\\ud83c\\uddec\\ud83c\\udde7"), "the flag is escaped");
+  assert.equal(JSON.parse(text).data.flag.flag_Icon, "🇬🇧");
+});
+
+Deno.test("the fast path steps aside for CORS origin lists and while data loads", async () => {
+  const strictConfig = { ...config, corsOrigins: ["https://app.example"] };
+  const handler = (request: Request) => app.fetch(request);
+  assert.equal(withFastLookup(services, strictConfig, handler), handler);
+  const loading = withFastLookup({ current: null }, config, (request, env) => {
+    appCalls++;
+    return app.fetch(request, env);
+  });
+  appCalls = 0;
+  await loading(new Request("http://localhost/ip/81.2.69.142"), peer("127.0.0.1"));
+  assert.equal(appCalls, 1);
+});
