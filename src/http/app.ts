@@ -136,7 +136,6 @@ export function createApp(deps: AppDeps): Hono<Env> {
   }
 
   function many(c: Context, request: LookupRequest, ips: string[]) {
-    if (!services.current) throw new DataUnavailableError(LOADING_MESSAGE);
     if (ips.length === 0 || (ips.length === 1 && ips[0] === "")) {
       throw new BadRequestError("Empty bulk list: give at least one IP address");
     }
