@@ -11,6 +11,7 @@
 
 import { parseIp } from "../src/ip/parse.ts";
 import { reservedRangeName } from "../src/ip/reserved.ts";
+import { seededRandom } from "../tests/_random.ts";
 
 /** Share of IPv4 addresses in the mix. */
 export const IPV4_SHARE = 0.8;
@@ -31,18 +32,6 @@ const IPV6_PREFIXES: readonly (readonly [number, number, number, number])[] = [
   [0x2c00, 0xfff0, -1, 1], // 2c00::/12 AFRINIC
 ];
 const IPV6_WEIGHT_TOTAL = IPV6_PREFIXES.reduce((sum, p) => sum + p[3], 0);
-
-/** mulberry32: a small, fast, well-mixed 32-bit PRNG; returns a uint32 generator. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
 
 function randomIpv4(next: () => number): string {
   const v = next();
@@ -89,7 +78,8 @@ export function randomPublicAddresses(
   seed: number,
   options: AddressOptions = {},
 ): string[] {
-  const next = mulberry32(seed);
+  const random = seededRandom(seed);
+  const next = () => Math.floor(random() * 4294967296); // uint32, same sequence as before
   const seen = new Set<string>();
   const out: string[] = [];
   const maxDraws = Math.max(1000, count * 50);
