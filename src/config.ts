@@ -14,6 +14,13 @@ export interface Config {
   cacheSize: number;
   /** `deno`: Deno.serve (fastest; drops GET bodies). `node`: node:http (reads GET bodies). */
   httpServer: "deno" | "node";
+  /** Deno KV location (file path, `:memory:` or KV Connect URL); null: `ipintel.kv` beside the data directory. */
+  kv: string | null;
+  /** `auto`: `required` once any API key exists, `off` while none does. */
+  auth: "required" | "optional" | "off" | "auto";
+  rateLimit: number;
+  rateWindow: number;
+  anonRateLimit: number;
 }
 
 /** One setting: its environment variable, its flag, default and parser. */
@@ -31,7 +38,14 @@ const DEFAULT_DATA_DIR = () => join(import.meta.dirname!, "..", "data");
 
 /** Every setting, in the order the README's configuration table lists them. */
 export const OPTIONS: readonly OptionSpec<keyof Config>[] = [
-  option("host", "HOST", "host", "Address to listen on", () => "0.0.0.0", nonEmpty),
+  option(
+    "host",
+    "HOST",
+    "host",
+    "Address to listen on (0.0.0.0 or :: for every interface)",
+    () => "127.0.0.1",
+    nonEmpty,
+  ),
   option("port", "PORT", "port", "TCP port to listen on", () => 8000, integerIn(0, 65535)),
   option(
     "dataDir",
@@ -88,6 +102,46 @@ export const OPTIONS: readonly OptionSpec<keyof Config>[] = [
     "deno (Deno.serve, fastest) or node (node:http, also reads the JSON user-agent body on GET)",
     () => "deno",
     oneOf("deno", "node"),
+  ),
+  option(
+    "kv",
+    "IPINTEL_KV",
+    "kv",
+    "Deno KV for API keys and rate limits: a file path, :memory:, or a KV Connect URL (token in DENO_KV_ACCESS_TOKEN); default ipintel.kv beside the data directory",
+    () => null,
+    nonEmpty,
+  ),
+  option(
+    "auth",
+    "IPINTEL_AUTH",
+    "auth",
+    "API keys: required, optional (keyless callers get the anonymous limit) or off; default required once a key exists, off while none does",
+    () => "auto",
+    oneOf("required", "optional", "off", "auto"),
+  ),
+  option(
+    "rateLimit",
+    "IPINTEL_RATE_LIMIT",
+    "rate-limit",
+    "Requests per window for an API key without its own limit (0: unlimited)",
+    () => 1000,
+    integerIn(0, 1_000_000_000),
+  ),
+  option(
+    "rateWindow",
+    "IPINTEL_RATE_WINDOW",
+    "rate-window",
+    "Sliding-window length in seconds, for keys without their own window and for keyless callers",
+    () => 60,
+    integerIn(1, 31 * 86_400),
+  ),
+  option(
+    "anonRateLimit",
+    "IPINTEL_ANON_RATE_LIMIT",
+    "anon-rate-limit",
+    "Requests per window for each keyless client address (IPv6 per /64) with IPINTEL_AUTH=optional (0: unlimited)",
+    () => 60,
+    integerIn(0, 1_000_000_000),
   ),
 ];
 

@@ -55,3 +55,17 @@ export class DataUnavailableError extends AppError {
     super("data_unavailable", message);
   }
 }
+
+/** No valid API key where one is needed; the key itself is never echoed. */
+export class UnauthorizedError extends AppError {
+  constructor(message: string) {
+    super("unauthorized", message);
+  }
+}
+
+/** Over the caller's rate limit; `retryAfterSeconds` goes into the Retry-After header. */
+export class RateLimitedError extends AppError {
+  constructor(message: string, readonly retryAfterSeconds: number) {
+    super("rate_limited", message);
+  }
+}

@@ -2,6 +2,7 @@
 
 import { type Config, loadConfig, OPTIONS } from "../config.ts";
 import { runData } from "./data.ts";
+import { runKeys } from "./keys.ts";
 import { runLookup } from "./lookup.ts";
 import { runServe } from "./serve.ts";
 
@@ -9,6 +10,7 @@ const COMMANDS: Record<string, (config: Config, args: string[]) => Promise<numbe
   serve: runServe,
   data: runData,
   lookup: runLookup,
+  keys: runKeys,
 };
 
 /** Runs one command; returns the process exit status. */
@@ -51,6 +53,11 @@ export function helpText(): string {
     "  lookup <ip> [<ip> ...]     Print the API's data object for each address, one JSON per line",
     "         [--ua <string>]     User-agent string to parse into userAgent",
     "         [--lang <code>]     Language of place names (e.g. de, fr, ja, pt-BR); default en",
+    "  keys create --name NAME [--limit N] [--window SECONDS] [--json]",
+    "                             Create an API key (shown once); limit 0 = unlimited",
+    "  keys list [--json]         List keys (never the keys themselves)",
+    "  keys revoke ID             Revoke a key (servers refuse it within 2 s)",
+    "  keys rotate ID [--json]    New secret for a key, same id and limits",
     "",
     "Options (flag, environment variable, meaning):",
     ...options,

@@ -4,15 +4,21 @@ import type { Config } from "../config.ts";
 import { createApp, type ServiceSlot } from "../http/app.ts";
 import { type FetchHandler, withFastLookup } from "../http/fast_lookup.ts";
 import { serveWithNodeHttp } from "../http/node_server.ts";
+import { describeAccess, startAccess } from "./access.ts";
 import { ensureData } from "./data.ts";
+import { openKv } from "./kv.ts";
 import { createServices } from "./services.ts";
 
 /** Serves until SIGINT/SIGTERM, then stops accepting and finishes in-flight requests. */
 export async function runServe(config: Config): Promise<number> {
   // Listen at once; lookups answer 503 until the data (built on first run) is loaded.
   const services: ServiceSlot = { current: null };
-  const app = createApp({ services, config });
-  const server = await listen(config, withFastLookup(services, config, app.fetch));
+  const logError = (error: unknown) => console.error(error);
+  const kv = await openKv(config);
+  const { access, close: closeAccess } = await startAccess(kv, config, logError);
+  const app = createApp({ services, config, access, logError });
+  const server = await listen(config, withFastLookup(services, config, app.fetch, access));
+  for (const line of describeAccess(access, config)) console.error(line);
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     Deno.addSignalListener(signal, () => server.close());
   }
@@ -23,8 +29,12 @@ export async function runServe(config: Config): Promise<number> {
   } catch (error) {
     await server.close();
     throw error;
+  } finally {
+    await server.finished;
+    // After the last request: the remaining counts reach the KV before it closes.
+    await closeAccess().catch(logError);
+    kv.close();
   }
-  await server.finished;
   return 0;
 }
 

@@ -1,15 +1,18 @@
 /** `createApp(deps)`: the Hono application, assembled in one place. */
 
 import { type Context, Hono } from "hono";
+import { type AccessControl, assertAllowed, type Caller } from "../access/access.ts";
+import type { RateDecision } from "../access/rate_limiter.ts";
 import { cors } from "hono/cors";
 import type { Config } from "../config.ts";
-import { AppError, BadRequestError, DataUnavailableError } from "../errors.ts";
+import { AppError, BadRequestError, DataUnavailableError, RateLimitedError } from "../errors.ts";
 import { applySelection, type OutputFormat, renderError, renderSuccess } from "../format/mod.ts";
 import { CONTENT_TYPES, type Rendered } from "../format/render.ts";
 import { resultEnvelopeJson } from "../format/result_json.ts";
 import type { Lookup } from "../lookup/lookup.ts";
 import type { DataSet } from "../sources/data_set.ts";
 import type { FailedItem, Json, LookupResult } from "../types.ts";
+import { apiKeyOf, rateLimitHeaders } from "./access.ts";
 import { isJsonObject, readJsonBody } from "./body.ts";
 import { createClientAddressResolver } from "./client_address.ts";
 import {
@@ -31,12 +34,20 @@ export interface ServiceSlot {
 export interface AppDeps {
   services: ServiceSlot;
   config: Pick<Config, "bulkMax" | "trustedProxies" | "corsOrigins">;
+  /** Keys and rate limits; without it the API is open (as with IPINTEL_AUTH=off). */
+  access?: AccessControl;
   /** Where 5xx details go; the client only sees a generic message. */
   logError?: (error: unknown) => void;
 }
 
-/** Deno.serve and the node:http server both pass the TCP peer as Hono's `env`. */
-type Env = { Bindings: { remoteAddr?: Deno.NetAddr } };
+/**
+ * Deno.serve and the node:http server both pass the TCP peer as Hono's `env`;
+ * `caller` is set by the authentication step, `rate` once the request is charged.
+ */
+type Env = {
+  Bindings: { remoteAddr?: Deno.NetAddr };
+  Variables: { caller: Caller | null; rate: RateDecision | undefined };
+};
 
 /** Builds the app; bad configuration (e.g. a trusted-proxy CIDR) throws here, at start-up. */
 export function createApp(deps: AppDeps): Hono<Env> {
@@ -62,8 +73,44 @@ export function createApp(deps: AppDeps): Hono<Env> {
     Object.values(CONTENT_TYPES).map((type) => [type, headers(type)]),
   );
   const jsonHeaders = headers(CONTENT_TYPES.json);
-  const send = (c: Context, status: number, rendered: Rendered) =>
-    c.body(rendered.body, status as 200, headersByType.get(rendered.contentType)!);
+  /** The response headers: constant ones, plus the RateLimit headers once a request is charged. */
+  const headersFor = (c: Context<Env>, contentType: string): Record<string, string> => {
+    const base = headersByType.get(contentType) ?? headers(contentType);
+    const rate = c.get("rate");
+    return rate ? { ...base, ...rateLimitHeaders(rate) } : base;
+  };
+  const send = (c: Context<Env>, status: number, rendered: Rendered) =>
+    c.body(rendered.body, status as 200, headersFor(c, rendered.contentType));
+
+  /**
+   * Who is calling (401 for a missing or wrong key where one is needed); the
+   * first step of every lookup route. A plain call, not middleware, so that a
+   * lookup without a body is still answered synchronously.
+   */
+  const access = deps.access;
+  const authenticate = (c: Context<Env>) => {
+    const key = apiKeyOf(c.req.query("apiKey"), c.req.raw.headers);
+    const client = () => clientAddress(peerOf(c), c.req.raw.headers);
+    c.set("caller", access?.identify(key, client) ?? null);
+  };
+
+  /** Charges `cost` units to the caller, then answers; 429 when it does not fit. */
+  const charged = (
+    c: Context<Env>,
+    cost: number,
+    answer: () => Response,
+  ): Response | Promise<Response> => {
+    const caller = c.get("caller") ?? null;
+    const proceed = (decision: RateDecision | null) => {
+      if (decision) {
+        c.set("rate", decision);
+        assertAllowed(caller!, decision, cost);
+      }
+      return answer();
+    };
+    const decision = access ? access.tryCharge(caller, cost) : null;
+    return decision === undefined ? access!.charge(caller, cost).then(proceed) : proceed(decision);
+  };
 
   app.get("/health", (c) => {
     const data = services.current?.data;
@@ -76,30 +123,30 @@ export function createApp(deps: AppDeps): Hono<Env> {
   });
   app.get("/openapi.json", (c) => c.body(openApiBody, 200, jsonHeaders));
 
-  app.get(
-    "/ip/:ip{.+}",
-    (c) => withLookupRequest(c, (request) => one(c, request, c.req.param("ip"))),
-  );
+  app.get("/ip/:ip{.+}", (c) => {
+    authenticate(c);
+    return withLookupRequest(c, (request) => one(c, request, c.req.param("ip")));
+  });
   for (const path of ["/ip", "/ip/"]) {
     app.get(path, (c) => fail(c, new BadRequestError("Missing IP address: use /ip/{ip}")));
   }
 
-  app.get("/me", (c) =>
-    withLookupRequest(c, (request) => {
-      const peer = c.env?.remoteAddr?.hostname;
-      if (!peer) throw new Error("The server did not provide the peer address");
-      return one(c, request, clientAddress(peer, c.req.raw.headers));
-    }));
+  app.get("/me", (c) => {
+    authenticate(c);
+    const ip = clientAddress(peerOf(c), c.req.raw.headers);
+    return withLookupRequest(c, (request) => one(c, request, ip));
+  });
 
-  app.get(
-    "/bulk/:list{.+}",
-    (c) => withLookupRequest(c, (request) => many(c, request, c.req.param("list").split(","))),
-  );
+  app.get("/bulk/:list{.+}", (c) => {
+    authenticate(c);
+    return withLookupRequest(c, (request) => many(c, request, c.req.param("list").split(",")));
+  });
   for (const path of ["/bulk", "/bulk/"]) {
     app.get(path, (c) => fail(c, new BadRequestError("Empty bulk list: use /bulk/{ip},{ip},...")));
   }
 
   app.post("/bulk", async (c) => {
+    authenticate(c);
     const request = readLookupQuery(c);
     const body = await readJsonBody(requestBody(c), postBulkLimit);
     if (
@@ -126,16 +173,18 @@ export function createApp(deps: AppDeps): Hono<Env> {
     return services.current.lookup(ip, request);
   }
 
-  function one(c: Context, request: LookupRequest, ip: string) {
-    const result = lookup(ip, request);
-    if (request.format === "json" && request.selection === null) {
-      // The common case, with its own serialiser (see result_json.ts).
-      return c.body(resultEnvelopeJson(result), 200, jsonHeaders);
-    }
-    return send(c, 200, renderSuccess(applySelection(result, request.selection), request.format));
+  function one(c: Context<Env>, request: LookupRequest, ip: string) {
+    return charged(c, 1, () => {
+      const result = lookup(ip, request);
+      if (request.format === "json" && request.selection === null) {
+        // The common case, with its own serialiser (see result_json.ts).
+        return c.body(resultEnvelopeJson(result), 200, headersFor(c, CONTENT_TYPES.json));
+      }
+      return send(c, 200, renderSuccess(applySelection(result, request.selection), request.format));
+    });
   }
 
-  function many(c: Context, request: LookupRequest, ips: string[]) {
+  function many(c: Context<Env>, request: LookupRequest, ips: string[]) {
     if (ips.length === 0 || (ips.length === 1 && ips[0] === "")) {
       throw new BadRequestError("Empty bulk list: give at least one IP address");
     }
@@ -144,10 +193,13 @@ export function createApp(deps: AppDeps): Hono<Env> {
         `Too many addresses in bulk request: ${ips.length} given, at most ${config.bulkMax}`,
       );
     }
-    const responseArray: Json[] = ips.map((ip) =>
-      applySelection(lookupItem(ip, request), request.selection)
-    );
-    return send(c, 200, renderSuccess({ responseArray }, request.format));
+    // One unit per address; the whole call is refused when they do not all fit.
+    return charged(c, ips.length, () => {
+      const responseArray: Json[] = ips.map((ip) =>
+        applySelection(lookupItem(ip, request), request.selection)
+      );
+      return send(c, 200, renderSuccess({ responseArray }, request.format));
+    });
   }
 
   /** One bulk item: a result, or the failure in place; other errors fail the whole call. */
@@ -164,8 +216,15 @@ export function createApp(deps: AppDeps): Hono<Env> {
     }
   }
 
-  function fail(c: Context, error: unknown) {
+  function fail(c: Context<Env>, error: unknown) {
     const format: OutputFormat = requestFormat(c);
+    if (error instanceof RateLimitedError) {
+      const rendered = renderError(error.message, format);
+      return c.body(rendered.body, 429, {
+        ...headersFor(c, rendered.contentType),
+        "retry-after": String(error.retryAfterSeconds),
+      });
+    }
     if (error instanceof AppError) {
       return send(c, STATUS_BY_CODE[error.code], renderError(error.message, format));
     }
@@ -174,6 +233,13 @@ export function createApp(deps: AppDeps): Hono<Env> {
   }
 
   return app;
+}
+
+/** The TCP peer, as both servers pass it. */
+function peerOf(c: Context<Env>): string {
+  const peer = c.env?.remoteAddr?.hostname;
+  if (!peer) throw new Error("The server did not provide the peer address");
+  return peer;
 }
 
 const LOADING_MESSAGE = "Data is not loaded yet: try again shortly";

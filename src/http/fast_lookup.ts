@@ -6,35 +6,58 @@
  * other); everything else, and every error, goes to the app.
  */
 
+import type { AccessControl, Caller } from "../access/access.ts";
 import type { Config } from "../config.ts";
 import { CONTENT_TYPES } from "../format/render.ts";
 import { resultEnvelopeJson } from "../format/result_json.ts";
+import { apiKeyOf, rateLimitHeaders } from "./access.ts";
 import type { ServiceSlot } from "./app.ts";
+import { createClientAddressResolver } from "./client_address.ts";
 
 type Env = { remoteAddr?: Deno.NetAddr };
 export type FetchHandler = (request: Request, env: Env) => Response | Promise<Response>;
 
-/** Wraps the app's handler with the fast path; returns it unchanged for CORS origin lists. */
+/**
+ * Wraps the app's handler with the fast path; returns it unchanged for CORS
+ * origin lists. With `access`, the key and the limit are checked exactly as
+ * the app checks them; whatever is not a plain success (a missing or wrong
+ * key, a limit that needs the shared count or refuses) goes to the app, and
+ * nothing is charged before the app takes over.
+ */
 export function withFastLookup(
   services: ServiceSlot,
-  config: Pick<Config, "corsOrigins">,
+  config: Pick<Config, "corsOrigins" | "trustedProxies">,
   app: FetchHandler,
+  access?: AccessControl,
 ): FetchHandler {
   // With an origin list the CORS headers depend on the request: leave it to the app.
   if (!config.corsOrigins.includes("*")) return app;
   const headers = { "content-type": CONTENT_TYPES.json, "access-control-allow-origin": "*" };
+  const clientAddress = createClientAddressResolver(config.trustedProxies);
   return (request, env) => {
     const current = services.current;
     const ip = current && request.method === "GET" ? plainIpPath(request.url) : null;
     if (ip === null || request.headers.has("content-type")) return app(request, env);
+    let caller: Caller | null = null;
     let body: string;
     try {
+      if (access) {
+        const peer = env?.remoteAddr?.hostname;
+        if (!peer) return app(request, env);
+        caller = access.identify(
+          apiKeyOf(undefined, request.headers),
+          () => clientAddress(peer, request.headers),
+        );
+      }
       const result = current!.lookup(ip, { userAgent: request.headers.get("user-agent") });
       body = resultEnvelopeJson(result);
     } catch {
-      return app(request, env); // the app looks it up again and renders the error
+      return app(request, env); // the app checks and looks up again, and renders the error
     }
-    return new Response(body, { headers });
+    const decision = access ? access.tryCharge(caller, 1) : null;
+    if (decision === null) return new Response(body, { headers });
+    if (decision === undefined || !decision.allowed) return app(request, env);
+    return new Response(body, { headers: { ...headers, ...rateLimitHeaders(decision) } });
   };
 }
 

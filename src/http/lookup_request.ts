@@ -44,7 +44,7 @@ export function readLookupQuery(c: Context): LookupRequest {
  */
 export function withLookupRequest(
   c: Context,
-  answer: (request: LookupRequest) => Response,
+  answer: (request: LookupRequest) => Response | Promise<Response>,
 ): Response | Promise<Response> {
   const request = readLookupQuery(c);
   if (!declaresJsonBody(c.req.raw.headers)) return answer(request);

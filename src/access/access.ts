@@ -1,0 +1,126 @@
+/**
+ * Access control, the one rule every lookup path applies: who is calling
+ * (an API key, or an anonymous client address) and whether the request fits
+ * the caller's rate limit. No HTTP here: the app and the fast path both call it.
+ */
+
+import { RateLimitedError, UnauthorizedError } from "../errors.ts";
+import { parseIp } from "../ip/parse.ts";
+import type { KeyTable } from "./key_table.ts";
+import type { RateDecision, RateLimiter } from "./rate_limiter.ts";
+
+/** `auto`: `required` once any key exists, `off` while none does. */
+export type AuthSetting = "required" | "optional" | "off" | "auto";
+export type AuthMode = Exclude<AuthSetting, "auto">;
+
+export interface AccessPolicy {
+  auth: AuthSetting;
+  /** Requests per window for a key without its own limit; 0 = unlimited. */
+  rateLimit: number;
+  /** Window in seconds for a key without its own window, and for anonymous callers. */
+  rateWindow: number;
+  /** Requests per window for each keyless client (IPv6 per /64) in `optional` mode; 0 = unlimited. */
+  anonRateLimit: number;
+}
+
+/** Whose budget a request is charged to. */
+export interface Caller {
+  /** `key:<id>` or `ip:<address or /64>`; never the key itself. */
+  id: string;
+  /** What the refusal message calls the caller. */
+  label: string;
+  limit: number;
+  window: number;
+}
+
+export const UNAUTHORIZED_MESSAGE =
+  "Invalid or missing API key: send a valid key in the X-API-Key header, as Authorization: Bearer, or in the apiKey query parameter";
+
+export class AccessControl {
+  constructor(
+    private readonly policy: AccessPolicy,
+    private readonly keys: KeyTable,
+    private readonly limiter: RateLimiter,
+  ) {}
+
+  /** The mode in force now (with `auto`, it follows the key table). */
+  mode(): AuthMode {
+    if (this.policy.auth !== "auto") return this.policy.auth;
+    return this.keys.size > 0 ? "required" : "off";
+  }
+
+  /**
+   * The caller of a request, from the key it sent (null: none) and its client
+   * address (asked only for keyless callers). Null when access control is off.
+   * A key that is sent must be valid in every mode but `off`.
+   */
+  identify(key: string | null, clientAddress: () => string): Caller | null {
+    const mode = this.mode();
+    if (mode === "off") return null;
+    if (key !== null) {
+      const record = this.keys.find(key);
+      if (!record) throw new UnauthorizedError(UNAUTHORIZED_MESSAGE);
+      return {
+        id: `key:${record.id}`,
+        label: "this API key",
+        limit: record.limit ?? this.policy.rateLimit,
+        window: record.window ?? this.policy.rateWindow,
+      };
+    }
+    if (mode === "required") throw new UnauthorizedError(UNAUTHORIZED_MESSAGE);
+    return {
+      id: `ip:${anonymousBucket(clientAddress())}`,
+      label: "keyless callers from your address",
+      limit: this.policy.anonRateLimit,
+      window: this.policy.rateWindow,
+    };
+  }
+
+  /**
+   * Charges `cost` units from memory alone: the decision (null when the caller
+   * is unlimited), or `undefined` when the shared count must be read first
+   * (then use {@link charge}). Nothing is counted in that case.
+   */
+  tryCharge(caller: Caller | null, cost: number): RateDecision | null | undefined {
+    if (!caller || caller.limit === 0) return null;
+    return this.limiter.tryConsume(caller.id, caller.limit, caller.window, cost) ?? undefined;
+  }
+
+  /** Charges `cost` units, reading the shared count when needed. */
+  async charge(caller: Caller | null, cost: number): Promise<RateDecision | null> {
+    if (!caller || caller.limit === 0) return null;
+    return await this.limiter.consume(caller.id, caller.limit, caller.window, cost);
+  }
+}
+
+/** Throws the 429 for a refused decision; the message says when to retry, or why never. */
+export function assertAllowed(caller: Caller, decision: RateDecision, cost: number): void {
+  if (decision.allowed) return;
+  const rate = `${caller.limit} requests per ${caller.window} s`;
+  if (!Number.isFinite(decision.retryAfterSeconds)) {
+    throw new RateLimitedError(
+      `Request costs ${cost} units, more than the rate limit of ${rate} allows: send at most ${caller.limit} addresses at once`,
+      caller.window,
+    );
+  }
+  throw new RateLimitedError(
+    `Rate limit exceeded: ${rate} for ${caller.label}; retry in ${decision.retryAfterSeconds} s`,
+    decision.retryAfterSeconds,
+  );
+}
+
+/** IPv4 addresses count one by one; IPv6 per /64, the block one subscriber usually holds. */
+export function anonymousBucket(address: string): string {
+  let ip;
+  try {
+    ip = parseIp(address);
+  } catch {
+    return address; // the transport's own peer text; still one bucket per peer
+  }
+  if (ip.version === 4) return ip.address;
+  const groups: string[] = [];
+  for (let i = 0; i < 8; i += 2) {
+    groups.push(((ip.bytes[i]! << 8) | ip.bytes[i + 1]!).toString(16));
+  }
+  return `${groups.join(":")}::/64`;
+}

@@ -1,0 +1,56 @@
+/**
+ * The server's in-memory copy of the API keys, so that checking a key costs
+ * a hash and a map lookup, never a KV read. It follows the store by polling
+ * its change counter: a key created, revoked or rotated on any instance
+ * sharing the KV is seen within one poll interval.
+ */
+
+import { type ApiKeyRecord, hashesEqual, hashKey, type KeyStore } from "../store/keys.ts";
+
+export class KeyTable {
+  private byHash = new Map<string, ApiKeyRecord>();
+  private total = 0;
+  private version: string | null = null;
+  private timer: ReturnType<typeof setInterval> | null = null;
+
+  constructor(private readonly store: KeyStore) {}
+
+  /** Reads the keys again when the store's change counter moved; returns whether it did. */
+  async refresh(): Promise<boolean> {
+    const version = await this.store.version();
+    if (version === this.version) return false;
+    const records = await this.store.list();
+    const byHash = new Map<string, ApiKeyRecord>();
+    for (const record of records) if (!record.revoked) byHash.set(record.hash, record);
+    this.byHash = byHash;
+    this.total = records.length;
+    this.version = version;
+    return true;
+  }
+
+  /** The active key for this secret, or null (unknown, revoked or rotated away). */
+  find(key: string): ApiKeyRecord | null {
+    const hash = hashKey(key);
+    const record = this.byHash.get(hash);
+    // The map finds by hash; the final comparison of secret-derived bytes is constant-time.
+    return record && hashesEqual(record.hash, hash) ? record : null;
+  }
+
+  /** Keys ever created, revoked ones included (a revoked key still means keys are in use). */
+  get size(): number {
+    return this.total;
+  }
+
+  /** Polls every `intervalMs` (no timer keeps the process alive); errors go to `onError`. */
+  start(intervalMs: number, onError: (error: unknown) => void): void {
+    if (this.timer !== null) return;
+    const timer = setInterval(() => this.refresh().catch(onError), intervalMs);
+    Deno.unrefTimer(timer);
+    this.timer = timer;
+  }
+
+  stop(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+  }
+}

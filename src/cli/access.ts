@@ -1,0 +1,76 @@
+/** Wires access control for the server: key table, rate limiter and policy over one KV. */
+
+import { AccessControl, type AuthMode } from "../access/access.ts";
+import { KeyTable } from "../access/key_table.ts";
+import { RateLimiter } from "../access/rate_limiter.ts";
+import type { Config } from "../config.ts";
+import { KvKeyStore } from "../store/keys.ts";
+import { KvRateCounters } from "../store/rate_counts.ts";
+
+/** How often servers look for key changes and share their counts (see the README's bound). */
+export const KEY_POLL_MS = 1000;
+export const RATE_SYNC_MS = 250;
+
+export interface ServerAccess {
+  access: AccessControl;
+  /** Writes pending counts and stops the background work (the KV stays open). */
+  close(): Promise<void>;
+}
+
+/** Loads the keys, starts polling and syncing; errors in the background go to `logError`. */
+export async function startAccess(
+  kv: Deno.Kv,
+  config: Pick<Config, "auth" | "rateLimit" | "rateWindow" | "anonRateLimit">,
+  logError: (error: unknown) => void,
+): Promise<ServerAccess> {
+  const keys = new KeyTable(new KvKeyStore(kv));
+  await keys.refresh();
+  keys.start(KEY_POLL_MS, logError);
+  const limiter = new RateLimiter({ counters: new KvRateCounters(kv), onSyncError: logError });
+  limiter.start(RATE_SYNC_MS);
+  const access = new AccessControl(config, keys, limiter);
+  return {
+    access,
+    close: async () => {
+      keys.stop();
+      await limiter.close();
+    },
+  };
+}
+
+/** The start-up line about access control, and a warning when an open API faces the network. */
+export function describeAccess(
+  access: AccessControl,
+  config: Pick<Config, "auth" | "host" | "rateLimit" | "rateWindow" | "anonRateLimit">,
+): string[] {
+  const mode: AuthMode = access.mode();
+  const lines: string[] = [];
+  const limits = `keys: ${rate(config.rateLimit, config.rateWindow)}; keyless: ${
+    rate(config.anonRateLimit, config.rateWindow)
+  }`;
+  if (mode === "off") {
+    lines.push(
+      config.auth === "auto"
+        ? 'ipintel: auth off (no API keys yet; create one with "deno task ipintel keys create --name NAME" and auth becomes required)'
+        : "ipintel: auth off (IPINTEL_AUTH=off): no keys checked, no rate limits",
+    );
+    if (!isLoopback(config.host)) {
+      lines.push(
+        `ipintel: WARNING: listening on ${config.host} with auth off: anyone who can reach this address can use the API without a key or a limit; set IPINTEL_AUTH=required or HOST=127.0.0.1`,
+      );
+    }
+  } else if (mode === "required") {
+    lines.push(`ipintel: auth required (${limits.split(";")[0]})`);
+  } else {
+    lines.push(`ipintel: auth optional (${limits})`);
+  }
+  return lines;
+}
+
+function rate(limit: number, window: number): string {
+  return limit === 0 ? "unlimited" : `${limit} requests per ${window} s`;
+}
+
+function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || host === "[::1]" || host.startsWith("127.");
+}

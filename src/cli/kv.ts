@@ -1,0 +1,20 @@
+/** Opens the Deno KV that holds API keys and rate-limit counters (server and CLI share it). */
+
+import { dirname, join } from "node:path";
+import type { Config } from "../config.ts";
+
+/** Where the KV lives: `IPINTEL_KV`, else `ipintel.kv` beside the data directory. */
+export function kvLocation(config: Pick<Config, "kv" | "dataDir">): string {
+  return config.kv ?? join(dirname(config.dataDir), "ipintel.kv");
+}
+
+/** Opens the KV; a failure names the location and the setting. */
+export async function openKv(config: Pick<Config, "kv" | "dataDir">): Promise<Deno.Kv> {
+  const location = kvLocation(config);
+  try {
+    return await Deno.openKv(location);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`Cannot open the Deno KV at "${location}" (IPINTEL_KV): ${reason}`);
+  }
+}
