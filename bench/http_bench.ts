@@ -1,16 +1,19 @@
 /**
  * HTTP throughput of ipintel's `GET /ip/{ip}` as a share of the ceiling (a
- * bare `Deno.serve` with a fixed ~600-byte JSON body, bench/ceiling_server.ts).
+ * bare `Deno.serve` with a fixed ~600-byte JSON body, bench/ceiling_server.ts),
+ * without a key (auth off) and with one (auth required, a key whose limit is
+ * never reached: every request authenticated and counted).
  *
  * Run: `deno task bench:http` (deno run --allow-all bench/http_bench.ts).
  *
  * Starts both servers as subprocesses on free ports, writes a wrk Lua script
  * cycling through 10,000 random public addresses (bench/_addresses.ts, only
  * ones the City database knows), warms both up (checking ipintel answers 200),
- * then brackets: ceiling, ipintel, ceiling, ipintel, ..., ceiling. Each
- * ipintel run is divided by the mean of the two ceiling runs around it
- * (machine speed drifts within minutes; see the design notes on measuring);
- * the median of those ratios is the figure. Issue goal: ≥ 0.6.
+ * then brackets: ceiling, ipintel, ceiling, keyed, ceiling, ... Each run is
+ * divided by the mean of the two ceiling runs around it (machine speed drifts
+ * within minutes; see the design notes on measuring); the median of those
+ * ratios is the figure. Goals: ipintel ≥ 0.6; keyed ≥ 0.9 of ipintel in the
+ * same round.
  *
  * Each round also shows the "other load": cores used during each run by
  * processes other than this bench, wrk and the server under test (from
@@ -223,7 +226,12 @@ async function wrk(server: Server, script: string, seconds: number): Promise<Wrk
  * prints them as a STATUS line (it costs wrk CPU, so it is used for the
  * warm-up check only, not for measured runs).
  */
-function luaScript(addresses: readonly string[], countStatuses: boolean): string {
+function luaScript(
+  addresses: readonly string[],
+  countStatuses: boolean,
+  headers: Record<string, string> = {},
+): string {
+  const luaHeaders = Object.entries(headers).map(([k, v]) => `["${k}"]="${v}"`).join(", ");
   const table = addresses.map((ip) => `"${ip}"`).join(",\n");
   const counting = `
 function response(status, headers, body)
@@ -247,7 +255,7 @@ end
 function init(args)
   ok, other = 0, 0
   requests = {}
-  for i, ip in ipairs(addresses) do requests[i] = wrk.format("GET", "/ip/" .. ip) end
+  for i, ip in ipairs(addresses) do requests[i] = wrk.format("GET", "/ip/" .. ip, {${luaHeaders}}) end
   counter = ((id or 1) - 1) * 1237
 end
 function request()
@@ -274,10 +282,20 @@ async function main(): Promise<void> {
   const addresses = randomPublicAddresses(ADDRESSES, 1, { keep: (ip) => city.get(ip) !== null });
 
   const dir = await Deno.makeTempDir({ prefix: "ipintel-http-bench-" });
-  const script = `${dir}/lookup.lua`;
-  const checkScript = `${dir}/lookup_check.lua`;
-  await Deno.writeTextFile(script, luaScript(addresses, false));
-  await Deno.writeTextFile(checkScript, luaScript(addresses, true));
+  // The keyed variant: a server with auth required, on its own KV, and a key whose limit
+  // (a billion per minute) is never reached, so every request is authenticated and counted.
+  const kv = `${dir}/bench.kv`;
+  const key = await createBenchKey(kv);
+  const scripts = {
+    plain: `${dir}/plain.lua`,
+    keyed: `${dir}/keyed.lua`,
+    plainCheck: `${dir}/plain_check.lua`,
+    keyedCheck: `${dir}/keyed_check.lua`,
+  };
+  await Deno.writeTextFile(scripts.plain, luaScript(addresses, false));
+  await Deno.writeTextFile(scripts.plainCheck, luaScript(addresses, true));
+  await Deno.writeTextFile(scripts.keyed, luaScript(addresses, false, { "X-API-Key": key }));
+  await Deno.writeTextFile(scripts.keyedCheck, luaScript(addresses, true, { "X-API-Key": key }));
 
   try {
     const ceilingPort = freePort();
@@ -290,29 +308,34 @@ async function main(): Promise<void> {
       "--host",
       "127.0.0.1",
     ], ceilingPort);
-    const ipintelPort = freePort();
-    const ipintel = start("ipintel", [
-      "run",
-      "-A",
-      "main.ts",
-      "serve",
-      "--port",
-      String(ipintelPort),
-      "--host",
-      "127.0.0.1",
-      "--data-dir",
-      DATA_DIR,
-    ], ipintelPort);
+    const serve = (name: string, options: string[]) => {
+      const port = freePort();
+      const args = ["run", "-A", "main.ts", "serve", "--port", String(port), "--host", "127.0.0.1"];
+      return start(name, [...args, "--data-dir", DATA_DIR, ...options], port);
+    };
+    const plain = serve("ipintel", ["--auth", "off", "--kv", ":memory:"]);
+    const keyed = serve("keyed", ["--auth", "required", "--kv", kv]);
     await waitFor(ceiling, "/", 30_000);
-    await waitFor(ipintel, "/health", 120_000);
+    await waitFor(plain, "/health", 120_000);
+    await waitFor(keyed, "/health", 120_000);
 
+    /** What is measured: a server and the script that loads it. */
+    const variants = [
+      { label: "ipintel", server: plain, script: scripts.plain, check: scripts.plainCheck },
+      { label: "keyed", server: keyed, script: scripts.keyed, check: scripts.keyedCheck },
+    ];
     console.log(
-      `wrk -t${THREADS} -c${CONNECTIONS}, ${SECONDS} s per run, ${ROUNDS} ipintel rounds, ` +
-        `${addresses.length} addresses (GET /ip/{ip})`,
+      `wrk -t${THREADS} -c${CONNECTIONS}, ${SECONDS} s per run, ${ROUNDS} rounds, ` +
+        `${addresses.length} addresses (GET /ip/{ip}; keyed: with X-API-Key, limit never reached)`,
     );
     console.log(`warm-up: ${WARMUP} s each`);
-    for (const server of [ceiling, ipintel]) {
-      const result = await wrk(server, checkScript, WARMUP);
+    for (
+      const { server, script } of [
+        { server: ceiling, script: scripts.plainCheck },
+        ...variants.map((v) => ({ server: v.server, script: v.check })),
+      ]
+    ) {
+      const result = await wrk(server, script, WARMUP);
       console.log(
         `  ${server.name.padEnd(8)} ${fmt(result.requestsPerSecond)} req/s  ${
           result.statusLine ?? ""
@@ -324,47 +347,57 @@ async function main(): Promise<void> {
       }
     }
 
-    const ceilings: number[] = [];
-    const loads: (number | null)[] = [];
-    const ratios: number[] = [];
+    const ratios = new Map(variants.map((v) => [v.label, [] as number[]]));
+    const keyedShare: number[] = [];
     let non2xx = 0;
+    let loaded = false;
     const errors: string[] = [];
-    const run = async (server: Server) => {
+    const run = async (server: Server, script: string) => {
       const result = await wrk(server, script, SECONDS);
-      non2xx += server === ipintel ? result.non2xx : 0;
+      if (server !== ceiling) non2xx += result.non2xx;
       if (result.socketErrors) errors.push(`${server.name}: ${result.socketErrors}`);
       if (result.non2xx > 0) errors.push(`${server.name}: Non-2xx or 3xx: ${result.non2xx}`);
-      loads.push(result.otherLoad);
-      return result.requestsPerSecond;
+      if (result.otherLoad !== null && result.otherLoad > OTHER_LOAD_LIMIT) loaded = true;
+      return { rps: result.requestsPerSecond, load: result.otherLoad };
     };
-    const loadText = (load: number | null | undefined) =>
-      load === null || load === undefined
-        ? "   n/a"
-        : `${load.toFixed(2).padStart(5)}${load > OTHER_LOAD_LIMIT ? "!" : " "}`;
+    const loadText = (load: number | null) =>
+      load === null ? "  n/a" : `${load.toFixed(2)}${load > OTHER_LOAD_LIMIT ? "!" : ""}`;
     console.log(
-      "round   ceiling   ipintel   ceiling    ratio   other load (cores) during c / i / c",
+      "round  variant    ceiling   variant   ceiling    ratio   other load (cores) c / v / c",
     );
-    ceilings.push(await run(ceiling));
+    // Every measurement sits between two ceiling runs: c, ipintel, c, keyed, c, ipintel, ...
+    let before = await run(ceiling, scripts.plain);
     for (let round = 1; round <= ROUNDS; round++) {
-      const own = await run(ipintel);
-      ceilings.push(await run(ceiling));
-      const before = ceilings[round - 1]!;
-      const after = ceilings[round]!;
-      const ratio = own / ((before + after) / 2);
-      ratios.push(ratio);
-      const l = loads.slice(-3);
-      console.log(
-        `${String(round).padStart(5)}  ${fmt(before)}  ${fmt(own)}  ${fmt(after)}    ${
-          ratio.toFixed(3)
-        }   ${loadText(l[0])} ${loadText(l[1])} ${loadText(l[2])}`,
-      );
+      const roundRatios = new Map<string, number>();
+      for (const variant of variants) {
+        const own = await run(variant.server, variant.script);
+        const after = await run(ceiling, scripts.plain);
+        const ratio = own.rps / ((before.rps + after.rps) / 2);
+        ratios.get(variant.label)!.push(ratio);
+        roundRatios.set(variant.label, ratio);
+        console.log(
+          `${String(round).padStart(5)}  ${variant.label.padEnd(8)} ${fmt(before.rps)}  ${
+            fmt(own.rps)
+          }  ${fmt(after.rps)}    ${ratio.toFixed(3)}   ${loadText(before.load)} / ${
+            loadText(own.load)
+          } / ${loadText(after.load)}`,
+        );
+        before = after;
+      }
+      keyedShare.push(roundRatios.get("keyed")! / roundRatios.get("ipintel")!);
     }
-    console.log(`median ratio ipintel / ceiling: ${median(ratios).toFixed(3)} (goal ≥ 0.6)`);
     console.log(
-      `ipintel non-2xx responses in measured runs: ${non2xx}` +
+      `median ratio ipintel / ceiling: ${median(ratios.get("ipintel")!).toFixed(3)} (goal ≥ 0.6)`,
+    );
+    console.log(`median ratio keyed / ceiling: ${median(ratios.get("keyed")!).toFixed(3)}`);
+    console.log(
+      `median keyed / unkeyed (same round): ${median(keyedShare).toFixed(3)} (goal ≥ 0.9)`,
+    );
+    console.log(
+      `non-2xx responses in measured runs: ${non2xx}` +
         (errors.length ? `\nwrk reported: ${errors.join("; ")}` : ""),
     );
-    if (loads.some((l) => l !== null && l > OTHER_LOAD_LIMIT)) {
+    if (loaded) {
       console.log(
         `warning: runs marked ! had more than ${OTHER_LOAD_LIMIT} cores of other load ` +
           "(processes outside this bench); their ratios are less trustworthy",
@@ -372,13 +405,26 @@ async function main(): Promise<void> {
     }
     console.log(
       `note: wrk (${THREADS} thread(s)) shares the machine's ${navigator.hardwareConcurrency} ` +
-        "cores with the server it loads; both servers are single Deno processes.",
+        "cores with the server it loads; every server is a single Deno process.",
     );
     if (non2xx > 0) throw new Error("ipintel answered non-2xx responses during the measurement");
   } finally {
     await stopAll();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
+}
+
+/** Creates an API key with a limit that is never reached, through the CLI as an operator would. */
+async function createBenchKey(kv: string): Promise<string> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "main.ts", "keys", "create", "--name", "bench", "--limit", "1000000000"]
+      .concat(["--json", "--kv", kv, "--data-dir", DATA_DIR]),
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!output.success) throw new Error(new TextDecoder().decode(output.stderr));
+  return JSON.parse(new TextDecoder().decode(output.stdout)).key;
 }
 
 for (const signal of ["SIGINT", "SIGTERM"] as const) {

@@ -56,6 +56,8 @@ export class KvRateCounters implements RateCounterStore {
         writes++;
       });
       if (writes === 0 || (await op.commit()).ok) return totals;
+      // Another instance wrote first: back off a little, at random, and read again.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 2 * (attempt + 1)));
     }
     throw new Error("Could not update rate-limit counters: too many concurrent writers");
   }

@@ -1,0 +1,159 @@
+import assert from "node:assert/strict";
+import { RateLimiter, waitSeconds } from "../../src/access/rate_limiter.ts";
+import { KvRateCounters, MemoryRateCounters } from "../../src/store/rate_counts.ts";
+
+/** A limiter on a clock the test moves; starts at a window boundary (t = 1000 windows of 60 s). */
+function limiterAt(counters = new MemoryRateCounters()) {
+  const clock = { ms: 60_000 * 1000 };
+  const limiter = new RateLimiter({
+    counters,
+    now: () => clock.ms,
+    onSyncError: (e) => {
+      throw e;
+    },
+  });
+  return { limiter, clock, advance: (seconds: number) => (clock.ms += seconds * 1000) };
+}
+
+Deno.test("the limiter admits exactly the limit in one window, then refuses with when to retry", async () => {
+  const { limiter } = limiterAt();
+  const decisions = [];
+  for (let i = 0; i < 11; i++) decisions.push(await limiter.consume("k", 10, 60));
+  assert.deepEqual(decisions.map((d) => d.allowed), [...Array(10).fill(true), false]);
+  assert.deepEqual(decisions.map((d) => d.remaining), [9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0]);
+  // Ten used at the start of the window: the next fits once the window has ended and a tenth of
+  // the next has passed (the weight of the previous window falls to 9): 60 + 6 s.
+  assert.equal(decisions[10]!.retryAfterSeconds, 66);
+  assert.equal(decisions[9]!.resetSeconds, 66, "a unit frees up at the same moment");
+});
+
+Deno.test("the sliding window weighs the previous window by the share still inside it", async () => {
+  const { limiter, advance } = limiterAt();
+  for (let i = 0; i < 10; i++) assert.ok((await limiter.consume("k", 10, 60)).allowed);
+  advance(60); // new window starts: previous = 10 at full weight
+  assert.equal((await limiter.consume("k", 10, 60)).allowed, false);
+  advance(5.9); // weight 54.1/60 → 9.02 used: still no room
+  assert.equal((await limiter.consume("k", 10, 60)).allowed, false);
+  advance(0.2); // 6.1 s in: weight 53.9/60 → 8.98 used: one fits
+  const decision = await limiter.consume("k", 10, 60);
+  assert.equal(decision.allowed, true);
+  assert.equal(decision.remaining, 0);
+  advance(54); // the end of the window: previous has no weight left, current holds 1
+  assert.equal((await limiter.consume("k", 10, 60)).remaining, 8);
+  advance(120); // two windows on: nothing counts
+  assert.equal((await limiter.consume("k", 10, 60)).remaining, 9);
+});
+
+Deno.test("a bulk request is refused whole when it does not fit, and never when it cannot", async () => {
+  const { limiter } = limiterAt();
+  assert.equal((await limiter.consume("k", 10, 60, 7)).remaining, 3);
+  const refused = await limiter.consume("k", 10, 60, 4);
+  assert.equal(refused.allowed, false);
+  assert.equal(refused.remaining, 3, "nothing of a refused request is counted");
+  assert.equal((await limiter.consume("k", 10, 60, 3)).allowed, true);
+  const never = await limiter.consume("other", 10, 60, 11);
+  assert.equal(never.allowed, false);
+  assert.equal(never.retryAfterSeconds, Infinity);
+});
+
+Deno.test("callers and windows are counted apart", async () => {
+  const { limiter } = limiterAt();
+  for (let i = 0; i < 3; i++) await limiter.consume("a", 3, 60);
+  assert.equal((await limiter.consume("a", 3, 60)).allowed, false);
+  assert.equal((await limiter.consume("b", 3, 60)).allowed, true);
+  assert.equal(
+    (await limiter.consume("a", 3, 10)).allowed,
+    true,
+    "another window is another budget",
+  );
+});
+
+Deno.test("tryConsume() decides from memory within the allowance and asks for a sync beyond it", async () => {
+  const { limiter } = limiterAt();
+  assert.equal(limiter.tryConsume("k", 100, 60), null, "an unknown caller needs the shared count");
+  await limiter.consume("k", 100, 60); // syncs: 99 remain, allowance 9
+  let local = 0;
+  while (limiter.tryConsume("k", 100, 60)) local++;
+  assert.equal(local, 9, "a tenth of what remained is admitted without a sync");
+  await limiter.sync();
+  assert.ok(limiter.tryConsume("k", 100, 60)?.allowed, "a sync renews the allowance");
+});
+
+Deno.test("waitSeconds() solves the weighted sum for the time a request fits", () => {
+  // previous 10 at 0 s of a 60 s window: 10×(1−t/60) ≤ 9 → t = 6
+  assert.equal(waitSeconds(10, 0, 0, 60, 9), 6);
+  // current 10, nothing before: the rest of the window, then 10×(1−t/60) ≤ 5 → 30 s into the next
+  assert.equal(waitSeconds(0, 10, 20, 60, 5), 40 + 30);
+  assert.equal(waitSeconds(4, 1, 30, 60, 5), 0);
+  assert.equal(waitSeconds(0, 0, 0, 60, -1), Infinity);
+});
+
+/** Two limiters on one KV file, as two server instances would be. */
+async function twoInstances() {
+  const dir = await Deno.makeTempDir({ prefix: "ipintel-rate-" });
+  const kvs = [await Deno.openKv(`${dir}/rate.kv`), await Deno.openKv(`${dir}/rate.kv`)];
+  const clock = { ms: 60_000 * 2000 };
+  const limiters = kvs.map((kv) =>
+    new RateLimiter({ counters: new KvRateCounters(kv), now: () => clock.ms })
+  );
+  return {
+    limiters,
+    clock,
+    done: async () => {
+      for (const kv of kvs) kv.close();
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+Deno.test("two instances on one KV share one budget", async () => {
+  const { limiters: [a, b], done } = await twoInstances();
+  try {
+    for (let i = 0; i < 20; i++) assert.ok((await a!.consume("k", 20, 60)).allowed);
+    await a!.sync();
+    const refused = await b!.consume("k", 20, 60);
+    assert.equal(refused.allowed, false, "the second instance sees what the first admitted");
+    assert.equal(refused.remaining, 0);
+  } finally {
+    await done();
+  }
+});
+
+Deno.test("two instances admit at most the stated bound over the limit, syncing as they go", async () => {
+  const { limiters, done } = await twoInstances();
+  try {
+    const limit = 200;
+    let admitted = 0;
+    // Interleaved bursts through the fast local path, with syncs only when a limiter asks for one.
+    for (let round = 0; round < 400; round++) {
+      const limiter = limiters[round % 2]!;
+      const fast = limiter.tryConsume("k", limit, 60);
+      const decision = fast ?? await limiter.consume("k", limit, 60);
+      if (decision.allowed) admitted++;
+    }
+    const bound = Math.max(2, 0.1 * 2 * limit); // max(N, N × 10% of the limit)
+    assert.ok(admitted >= limit, `no refusal below the limit (${admitted} admitted)`);
+    assert.ok(admitted <= limit + bound, `${admitted} admitted, bound ${limit + bound}`);
+    await Promise.all(limiters.map((l) => l.close()));
+    const [c] = limiters;
+    assert.equal((await c!.consume("k", limit, 60)).allowed, false);
+  } finally {
+    await done();
+  }
+});
+
+Deno.test("KV counters add up exactly under concurrent writers", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const counters = new KvRateCounters(kv);
+    const update = { caller: "k", windowSeconds: 60, windowIndex: 5, add: 1 };
+    const totals = await Promise.all(Array.from({ length: 25 }, () => counters.sync([update])));
+    assert.deepEqual(
+      totals.flat().sort((x, y) => x - y),
+      Array.from({ length: 25 }, (_, i) => i + 1),
+    );
+    assert.deepEqual(await counters.sync([{ ...update, add: 0 }]), [25]);
+  } finally {
+    kv.close();
+  }
+});

@@ -1,0 +1,276 @@
+import assert from "node:assert/strict";
+import { XMLParser } from "fast-xml-parser";
+import { AccessControl, type AccessPolicy, anonymousBucket } from "../../src/access/access.ts";
+import { KeyTable } from "../../src/access/key_table.ts";
+import { RateLimiter } from "../../src/access/rate_limiter.ts";
+import { createApp } from "../../src/http/app.ts";
+import { withFastLookup } from "../../src/http/fast_lookup.ts";
+import { type KeyStore, KvKeyStore, MemoryKeyStore } from "../../src/store/keys.ts";
+import { MemoryRateCounters } from "../../src/store/rate_counts.ts";
+import { fixtureDataSet, fixtureLookup, peer } from "../_helpers.ts";
+
+const services = { current: { data: await fixtureDataSet(), lookup: await fixtureLookup() } };
+const config = { bulkMax: 100, trustedProxies: [], corsOrigins: ["*"] };
+
+/** An app and its fast path over in-memory keys and counters, on a clock the test controls. */
+async function setup(policy: Partial<AccessPolicy> = {}, store: KeyStore = new MemoryKeyStore()) {
+  const clock = { ms: 60_000 * 1000 };
+  const keys = new KeyTable(store);
+  await keys.refresh();
+  const limiter = new RateLimiter({ counters: new MemoryRateCounters(), now: () => clock.ms });
+  const access = new AccessControl(
+    { auth: "auto", rateLimit: 5, rateWindow: 60, anonRateLimit: 3, ...policy },
+    keys,
+    limiter,
+  );
+  const errors: unknown[] = [];
+  const app = createApp({ services, config, access, logError: (e) => errors.push(e) });
+  const calls = { app: 0 };
+  const fast = withFastLookup(services, config, (request, env) => {
+    calls.app++;
+    return app.fetch(request, env);
+  }, access);
+  const get = (path: string, headers: Record<string, string> = {}, from = "203.0.113.9") =>
+    fast(new Request(`http://localhost${path}`, { headers }), peer(from));
+  return { store, keys, limiter, app, fast, get, clock, errors, calls };
+}
+
+const body = async (response: Response) => ({
+  status: response.status,
+  json: await response.json(),
+});
+
+Deno.test("with no key in the store, auth is off: lookups answer without limits or headers", async () => {
+  const { get } = await setup();
+  const response = await get("/ip/81.2.69.142");
+  assert.equal(response.status, 200);
+  assert.equal(response.headers.get("ratelimit-limit"), null);
+});
+
+Deno.test("once a key exists, keyless and wrong-key calls get 401 on every lookup route", async () => {
+  const { store, keys, get, fast } = await setup();
+  await store.create({ name: "acme" });
+  await keys.refresh();
+  for (
+    const path of [
+      "/ip/81.2.69.142",
+      "/me",
+      "/bulk/81.2.69.142,9.9.9.9",
+      "/ip/81.2.69.142?get=city",
+    ]
+  ) {
+    const { status, json } = await body(await get(path));
+    assert.equal(status, 401, path);
+    assert.equal(json.success, false);
+    assert.match(json.message, /Invalid or missing API key/);
+    assert.equal((await get(path, { "x-api-key": "ipi_wrong" })).status, 401, path);
+  }
+  const post = await fast(
+    new Request("http://localhost/bulk", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ ips: ["81.2.69.142"] }),
+    }),
+    peer("203.0.113.9"),
+  );
+  assert.equal(post.status, 401);
+  // The open routes stay open.
+  for (const path of ["/health", "/openapi.json"]) {
+    assert.equal((await get(path)).status, 200, path);
+  }
+});
+
+Deno.test("a 401 comes in the requested format", async () => {
+  const { store, keys, get } = await setup();
+  await store.create({ name: "acme" });
+  await keys.refresh();
+  const response = await get("/ip/81.2.69.142?format=xml");
+  assert.equal(response.status, 401);
+  assert.match(response.headers.get("content-type")!, /^application\/xml/);
+  const parsed = new XMLParser().parse(await response.text());
+  assert.equal(parsed.response.success, false);
+  assert.match(parsed.response.message, /Invalid or missing API key/);
+});
+
+Deno.test("the key is read from apiKey, X-API-Key or Authorization: Bearer; the query wins", async () => {
+  const { store, keys, get } = await setup({ auth: "required" });
+  const { key } = await store.create({ name: "acme" });
+  await keys.refresh();
+  assert.equal((await get(`/ip/81.2.69.142?apiKey=${key}`)).status, 200);
+  assert.equal((await get("/ip/81.2.69.142", { "x-api-key": key })).status, 200);
+  assert.equal((await get("/ip/81.2.69.142", { authorization: `Bearer ${key}` })).status, 200);
+  assert.equal((await get("/ip/81.2.69.142", { authorization: `Basic ${key}` })).status, 401);
+  assert.equal((await get("/ip/81.2.69.142?apiKey=ipi_bad", { "x-api-key": key })).status, 401);
+  assert.equal((await get(`/ip/81.2.69.142?apiKey=${key}`, { "x-api-key": "bad" })).status, 200);
+});
+
+Deno.test("limited answers carry RateLimit headers; over the limit is 429 with Retry-After", async () => {
+  const { store, keys, get } = await setup({ auth: "required", rateLimit: 3 });
+  const { key } = await store.create({ name: "acme" });
+  await keys.refresh();
+  const headers = { "x-api-key": key };
+  const seen = [];
+  for (let i = 0; i < 3; i++) {
+    const response = await get("/ip/81.2.69.142", headers);
+    assert.equal(response.status, 200);
+    seen.push(response.headers.get("ratelimit-remaining"));
+    assert.equal(response.headers.get("ratelimit-limit"), "3");
+    assert.ok(Number(response.headers.get("ratelimit-reset")) > 0);
+  }
+  assert.deepEqual(seen, ["2", "1", "0"]);
+  const limited = await get("/ip/81.2.69.142", headers);
+  assert.equal(limited.status, 429);
+  assert.equal(limited.headers.get("retry-after"), "80"); // 60 s + a third of the next window
+  assert.equal(limited.headers.get("ratelimit-remaining"), "0");
+  const { json } = await body(limited);
+  assert.deepEqual(Object.keys(json), ["success", "message"]);
+  assert.match(json.message, /Rate limit exceeded: 3 requests per 60 s .*retry in 80 s/);
+  // The same refusal on every lookup route, in the requested format.
+  assert.equal((await get("/me", headers)).status, 429);
+  const xml = await get("/ip/81.2.69.142?format=xml", headers);
+  assert.equal(xml.status, 429);
+  assert.match(await xml.text(), /<message>Rate limit exceeded/);
+});
+
+Deno.test("a key's own limit and window win over the defaults", async () => {
+  const { store, keys, get } = await setup({ auth: "required", rateLimit: 1 });
+  const { key } = await store.create({ name: "big", limit: 4, window: 10 });
+  await keys.refresh();
+  const response = await get("/ip/81.2.69.142", { "x-api-key": key });
+  assert.equal(response.headers.get("ratelimit-limit"), "4");
+  assert.equal(response.headers.get("ratelimit-remaining"), "3");
+});
+
+Deno.test("a bulk call costs one unit per address and is refused whole when it does not fit", async () => {
+  const { store, keys, get, fast } = await setup({ auth: "required", rateLimit: 5 });
+  const { key } = await store.create({ name: "acme" });
+  await keys.refresh();
+  const headers = { "x-api-key": key };
+  const first = await get("/bulk/81.2.69.142,9.9.9.9,1.2.3", headers);
+  assert.equal(first.status, 200);
+  assert.equal(first.headers.get("ratelimit-remaining"), "2");
+  const tooMany = await fast(
+    new Request("http://localhost/bulk", {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify({ ips: ["81.2.69.142", "9.9.9.9", "1.1.1.1"] }),
+    }),
+    peer("203.0.113.9"),
+  );
+  assert.equal(tooMany.status, 429);
+  assert.equal(tooMany.headers.get("ratelimit-remaining"), "2", "nothing of it was charged");
+  assert.equal((await get("/bulk/81.2.69.142,9.9.9.9", headers)).status, 200);
+  const never = await get(`/bulk/${Array(6).fill("9.9.9.9").join(",")}`, headers);
+  assert.equal(never.status, 429);
+  assert.match((await never.json()).message, /send at most 5 addresses at once/);
+});
+
+Deno.test("optional mode serves keyless callers per address (IPv6 per /64) and still refuses wrong keys", async () => {
+  const { store, keys, get } = await setup({ auth: "optional", anonRateLimit: 2 });
+  await store.create({ name: "acme" });
+  await keys.refresh();
+  assert.equal((await get("/ip/81.2.69.142", { "x-api-key": "ipi_wrong" })).status, 401);
+  const v6a = "2001:db8:1:2::1", v6b = "2001:db8:1:2:ffff::9", v6other = "2001:db8:1:3::1";
+  assert.equal((await get("/ip/81.2.69.142", {}, v6a)).headers.get("ratelimit-remaining"), "1");
+  assert.equal((await get("/ip/81.2.69.142", {}, v6b)).headers.get("ratelimit-remaining"), "0");
+  assert.equal((await get("/ip/81.2.69.142", {}, v6a)).status, 429, "same /64, one budget");
+  assert.equal((await get("/ip/81.2.69.142", {}, v6other)).status, 200, "another /64");
+  assert.equal((await get("/ip/81.2.69.142", {}, "192.0.2.1")).status, 200);
+  assert.equal(anonymousBucket("2001:db8:1:2:3:4:5:6"), "2001:db8:1:2::/64");
+  assert.equal(anonymousBucket("::ffff:192.0.2.1"), "192.0.2.1");
+});
+
+Deno.test("the fast path and the app agree on allowed, refused and limited requests", async () => {
+  // Two setups on one key store, each with its own counters: requests go through the fast path
+  // in one and straight to the app in the other; every answer must match, headers included.
+  const store = new MemoryKeyStore();
+  const { key } = await store.create({ name: "acme" });
+  const one = await setup({ auth: "required", rateLimit: 40 }, store);
+  const two = await setup({ auth: "required", rateLimit: 40 }, store);
+  const cases: [string, Record<string, string>][] = [
+    ["/ip/81.2.69.142", {}], // 401: no key
+    ["/ip/81.2.69.142", { "x-api-key": "ipi_nope" }], // 401: wrong key
+    ["/ip/1.2.3", { "x-api-key": key }], // 404 after the charge
+  ];
+  for (let i = 0; i < 42; i++) {
+    cases.push([i % 2 ? "/ip/2a02:ec0::1" : "/ip/81.2.69.142", { authorization: `Bearer ${key}` }]);
+  } // 39 × 200, then 429 × 3
+  const view = async (r: Response) => ({
+    status: r.status,
+    headers: [...r.headers].filter(([n]) => n !== "content-length").sort(),
+    body: await r.json(),
+  });
+  const statuses = new Map<number, number>();
+  for (const [path, headers] of cases) {
+    const viaFast = await one.get(path, headers);
+    const viaApp = await two.app.fetch(
+      new Request(`http://localhost${path}`, { headers }),
+      peer("203.0.113.9"),
+    );
+    assert.deepEqual(await view(viaFast), await view(viaApp), `${path} ${JSON.stringify(headers)}`);
+    statuses.set(viaFast.status, (statuses.get(viaFast.status) ?? 0) + 1);
+  }
+  assert.deepEqual(Object.fromEntries(statuses), { 401: 2, 404: 1, 200: 39, 429: 3 });
+  // Within each sync's allowance the fast path answers alone; the rest went through the app.
+  const viaFastOnly = cases.length - one.calls.app;
+  assert.ok(viaFastOnly >= 10, `the fast path answered ${viaFastOnly} by itself`);
+});
+
+Deno.test("a revoked or rotated key is refused once the table has refreshed", async () => {
+  const { store, keys, get } = await setup({ auth: "required" });
+  const a = await store.create({ name: "a" });
+  const b = await store.create({ name: "b" });
+  await keys.refresh();
+  assert.equal((await get("/ip/81.2.69.142", { "x-api-key": a.key })).status, 200);
+  await store.revoke(a.record.id);
+  const rotated = await store.rotate(b.record.id);
+  assert.equal(await keys.refresh(), true);
+  assert.equal((await get("/ip/81.2.69.142", { "x-api-key": a.key })).status, 401, "revoked");
+  assert.equal((await get("/ip/81.2.69.142", { "x-api-key": b.key })).status, 401, "rotated away");
+  assert.equal((await get("/ip/81.2.69.142", { "x-api-key": rotated.key })).status, 200);
+  assert.equal(await keys.refresh(), false, "nothing changed: nothing reread");
+});
+
+Deno.test("a revocation and a rotation on one instance reach another sharing the KV file", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ipintel-keys-" });
+  const kvA = await Deno.openKv(`${dir}/shared.kv`);
+  const kvB = await Deno.openKv(`${dir}/shared.kv`);
+  try {
+    const storeA = new KvKeyStore(kvA);
+    const a = await storeA.create({ name: "a" });
+    const b = await storeA.create({ name: "b" });
+    const other = await setup({ auth: "required" }, new KvKeyStore(kvB)); // the second instance
+    assert.equal((await other.get("/ip/81.2.69.142", { "x-api-key": a.key })).status, 200);
+    await storeA.revoke(a.record.id);
+    const rotated = await storeA.rotate(b.record.id);
+    assert.equal(await other.keys.refresh(), true, "the change counter moved");
+    assert.equal((await other.get("/ip/81.2.69.142", { "x-api-key": a.key })).status, 401);
+    assert.equal((await other.get("/ip/81.2.69.142", { "x-api-key": b.key })).status, 401);
+    assert.equal((await other.get("/ip/81.2.69.142", { "x-api-key": rotated.key })).status, 200);
+  } finally {
+    kvA.close();
+    kvB.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("no error message or logged error holds a key", async () => {
+  const { store, keys, get, errors } = await setup({ auth: "required", rateLimit: 1 });
+  const { key } = await store.create({ name: "acme" });
+  await keys.refresh();
+  const texts: string[] = [];
+  for (
+    const [path, headers] of [
+      [`/ip/81.2.69.142?apiKey=${key}x`, {}],
+      [`/ip/81.2.69.142?apiKey=${key}`, {}],
+      [`/ip/81.2.69.142?apiKey=${key}`, {}], // 429
+      [`/ip/1.2.3?apiKey=${key}`, {}],
+      [`/nowhere?apiKey=${key}`, {}],
+      ["/ip/81.2.69.142", { "x-api-key": `${key}x` }],
+    ] as [string, Record<string, string>][]
+  ) {
+    texts.push(await (await get(path, headers)).text());
+  }
+  texts.push(...errors.map(String));
+  for (const text of texts) assert.ok(!text.includes(key), text);
+});
