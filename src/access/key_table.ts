@@ -41,10 +41,11 @@ export class KeyTable {
     return this.total;
   }
 
-  /** Polls every `intervalMs` (no timer keeps the process alive); errors go to `onError`. */
-  start(intervalMs: number, onError: (error: unknown) => void): void {
+  /** Polls every `intervalMs` (no timer keeps the process alive); calls `onChange` after a change. */
+  start(intervalMs: number, onError: (error: unknown) => void, onChange = () => {}): void {
     if (this.timer !== null) return;
-    const timer = setInterval(() => this.refresh().catch(onError), intervalMs);
+    const poll = () => this.refresh().then((changed) => changed && onChange()).catch(onError);
+    const timer = setInterval(poll, intervalMs);
     Deno.unrefTimer(timer);
     this.timer = timer;
   }

@@ -25,10 +25,14 @@ export async function startAccess(
 ): Promise<ServerAccess> {
   const keys = new KeyTable(new KvKeyStore(kv));
   await keys.refresh();
-  keys.start(KEY_POLL_MS, logError);
   const limiter = new RateLimiter({ counters: new KvRateCounters(kv), onSyncError: logError });
   limiter.start(RATE_SYNC_MS);
   const access = new AccessControl(config, keys, limiter);
+  let mode = access.mode();
+  keys.start(KEY_POLL_MS, logError, () => {
+    // With IPINTEL_AUTH unset, the first key created turns auth on: say so.
+    if (access.mode() !== mode) console.error(`ipintel: auth now ${mode = access.mode()}`);
+  });
   return {
     access,
     close: async () => {

@@ -90,11 +90,9 @@ Deno.test("keys subcommands refuse unknown flags, missing values and unknown ids
   }
 });
 
-Deno.test("a server on the CLI's KV says its auth mode, refuses keyless calls and serves the key", async () => {
+Deno.test("a running server follows the CLI: the first key turns auth on, a revoked key is refused", async () => {
   const dir = await Deno.makeTempDir({ prefix: "ipintel-cli-serve-" });
   const kv = `${dir}/keys.kv`;
-  const created = await cli(kv, "keys", "create", "--name", "acme", "--json");
-  const { key } = JSON.parse(created.stdout);
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", "main.ts", "serve", "--port", "0"],
     cwd: ROOT,
@@ -104,29 +102,47 @@ Deno.test("a server on the CLI's KV says its auth mode, refuses keyless calls an
   }).spawn();
   const lines = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
   let log = "";
-  try {
-    while (!log.includes("data loaded")) {
+  /** Reads the server's stderr until `text` appears (the server polls the KV every second). */
+  const waitForLog = async (text: string) => {
+    while (!log.includes(text)) {
       const { value, done } = await lines.read();
-      if (done) break;
+      if (done) throw new Error(`server exited before "${text}":\n${log}`);
       log += value;
     }
-    assert.match(log, /auth required/);
+  };
+  let key = "";
+  try {
+    await waitForLog("data loaded");
+    assert.match(log, /auth off \(no API keys yet/);
     const port = Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(log)?.[1]);
-    assert.ok(port > 0, log);
-    const keyless = await fetch(`http://127.0.0.1:${port}/ip/8.8.8.8`);
-    assert.equal(keyless.status, 401);
-    await keyless.body?.cancel();
-    const keyed = await fetch(`http://127.0.0.1:${port}/ip/8.8.8.8`, {
-      headers: { "x-api-key": key },
-    });
+    const url = `http://127.0.0.1:${port}/ip/8.8.8.8`;
+    const status = async (headers: Record<string, string> = {}) => {
+      const response = await fetch(url, { headers });
+      await response.body?.cancel();
+      return response;
+    };
+    assert.equal((await status()).status, 200, "no keys yet: open");
+
+    const issued = JSON.parse((await cli(kv, "keys", "create", "--name", "acme", "--json")).stdout);
+    key = issued.key;
+    await waitForLog("auth now required");
+    assert.equal((await status()).status, 401);
+    const keyed = await status({ "x-api-key": key });
     assert.equal(keyed.status, 200);
     assert.equal(keyed.headers.get("ratelimit-limit"), "1000");
-    assert.equal((await keyed.json()).data.connection.asn_number, 15169);
+
+    await cli(kv, "keys", "revoke", issued.id);
+    // Within the poll interval the revocation arrives; wait for it without a fixed sleep.
+    const deadline = Date.now() + 10_000;
+    while ((await status({ "x-api-key": key })).status !== 401) {
+      assert.ok(Date.now() < deadline, "the revocation never reached the server");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   } finally {
     child.kill("SIGTERM");
     await child.status;
     await lines.cancel();
     await Deno.remove(dir, { recursive: true });
   }
-  assert.ok(!log.includes(key), "the server never logs a key");
+  assert.ok(key !== "" && !log.includes(key), "the server never logs a key");
 });
