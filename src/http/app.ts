@@ -30,7 +30,7 @@ export interface ServiceSlot {
 
 export interface AppDeps {
   services: ServiceSlot;
-  config: Pick<Config, "bulkMax" | "trustedProxies" | "corsOrigins">;
+  config: Pick<Config, "bulkMax" | "trustedProxies" | "forwardedHeader" | "corsOrigins">;
   /** Where 5xx details go; the client only sees a generic message. */
   logError?: (error: unknown) => void;
 }
@@ -42,7 +42,7 @@ type Env = { Bindings: { remoteAddr?: Deno.NetAddr } };
 export function createApp(deps: AppDeps): Hono<Env> {
   const { services, config } = deps;
   const logError = deps.logError ?? ((error) => console.error(error));
-  const clientAddress = createClientAddressResolver(config.trustedProxies);
+  const clientAddress = createClientAddressResolver(config);
   const postBulkLimit = 1024 + config.bulkMax * 64;
   const healthBodies = new WeakMap<DataSet, string>();
   const openApiBody = JSON.stringify(OPENAPI_DOCUMENT);
