@@ -1,14 +1,24 @@
-/** The only reader of environment variables and command-line flags: one frozen Config. */
+/**
+ * The only reader of environment variables and command-line flags: one frozen
+ * Config, validated at once (a bad value stops start-up naming the variable or
+ * flag, the value and what is accepted), and the strict flag parser every
+ * command uses.
+ */
 
 import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { FORWARDED_HEADERS, type ForwardedHeader } from "./http/client_address.ts";
+import { parseCidr } from "./ip/cidr.ts";
 
 export interface Config {
   host: string;
   port: number;
   dataDir: string;
   bulkMax: number;
-  /** CIDR texts; parsed and validated by the client-address resolver at start-up. */
+  /** CIDR texts, each validated here (the client-address resolver parses them again). */
   trustedProxies: readonly string[];
+  /** The one forwarding header believed from trusted proxies. */
+  forwardedHeader: ForwardedHeader;
   corsOrigins: readonly string[];
   registry: string;
   cacheSize: number;
@@ -44,16 +54,16 @@ export const OPTIONS: readonly OptionSpec<keyof Config>[] = [
     "host",
     "Address to listen on (0.0.0.0 or :: for every interface)",
     () => "127.0.0.1",
-    nonEmpty,
+    hostName,
   ),
   option("port", "PORT", "port", "TCP port to listen on", () => 8000, integerIn(0, 65535)),
   option(
     "dataDir",
     "IPINTEL_DATA_DIR",
     "data-dir",
-    "Directory holding manifest.json and the databases",
+    "Directory holding manifest.json and the databases (must exist when set)",
     DEFAULT_DATA_DIR,
-    nonEmpty,
+    existingDirectory,
   ),
   option(
     "bulkMax",
@@ -67,9 +77,17 @@ export const OPTIONS: readonly OptionSpec<keyof Config>[] = [
     "trustedProxies",
     "IPINTEL_TRUSTED_PROXIES",
     "trusted-proxies",
-    "Comma-separated CIDRs of proxies whose X-Forwarded-For/Forwarded is believed (none by default)",
+    "Comma-separated CIDRs of proxies whose forwarding header is believed (none by default)",
     () => [],
-    list,
+    cidrList,
+  ),
+  option(
+    "forwardedHeader",
+    "IPINTEL_FORWARDED_HEADER",
+    "forwarded-header",
+    "The header /me reads from trusted proxies: x-forwarded-for, forwarded or x-real-ip",
+    () => "x-forwarded-for",
+    oneOf(...FORWARDED_HEADERS),
   ),
   option(
     "corsOrigins",
@@ -77,7 +95,7 @@ export const OPTIONS: readonly OptionSpec<keyof Config>[] = [
     "cors-origins",
     "Comma-separated origins allowed by CORS, or *",
     () => ["*"],
-    list,
+    originList,
   ),
   option(
     "registry",
@@ -85,7 +103,7 @@ export const OPTIONS: readonly OptionSpec<keyof Config>[] = [
     "registry",
     "npm registry the data build downloads from",
     () => "https://registry.npmjs.org",
-    nonEmpty,
+    httpUrl,
   ),
   option(
     "cacheSize",
@@ -145,54 +163,124 @@ export const OPTIONS: readonly OptionSpec<keyof Config>[] = [
   ),
 ];
 
+/** A configuration value that is not accepted; the CLI exits with status 2. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** A command line that does not parse (unknown flag, missing value); exit status 2. */
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
 /**
- * Builds the configuration from the environment and `--flag value` /
- * `--flag=value` arguments (flags win). Throws naming the variable or flag.
- * Returns the config and the arguments that were not flags.
+ * Builds the configuration from the environment and the configuration flags
+ * (flags win). Every set value is validated, so a misconfiguration stops
+ * start-up at once; throws a ConfigError naming the variable or flag.
  */
 export function loadConfig(
   env: Record<string, string | undefined>,
-  args: readonly string[],
-): { config: Config; rest: string[] } {
-  const { flags, rest } = splitFlags(args);
+  flags: Readonly<Record<string, string | undefined>> = {},
+): Config {
   const values: Record<string, unknown> = {};
   for (const spec of OPTIONS) {
-    const flagValue = flags.get(spec.flag);
-    flags.delete(spec.flag);
+    const flagValue = flags[spec.flag];
     const envValue = env[spec.env];
     if (flagValue !== undefined) values[spec.key] = spec.parse(flagValue, `--${spec.flag}`);
     else if (envValue !== undefined && envValue !== "") {
       values[spec.key] = spec.parse(envValue, spec.env);
     } else values[spec.key] = spec.fallback();
   }
-  const unknown = [...flags.keys()];
-  if (unknown.length) {
-    throw new Error(`Unknown option --${unknown[0]}: valid options are ${flagList()}`);
-  }
-  return { config: Object.freeze(values as unknown as Config), rest };
+  return Object.freeze(values as unknown as Config);
 }
 
-function flagList(): string {
-  return OPTIONS.map((o) => `--${o.flag}`).join(", ");
+/** A flag a command declares for itself, beyond the configuration flags every command takes. */
+export interface FlagSpec {
+  type: "string" | "boolean";
+  /** One-letter alias, e.g. `h` for `-h`. */
+  short?: string;
+  /** Placeholder shown in help for a string flag, e.g. `<n>`. */
+  placeholder?: string;
+  description: string;
 }
 
-/** Splits `--name value`, `--name=value` pairs from positional arguments. */
-function splitFlags(args: readonly string[]) {
-  const flags = new Map<string, string>();
-  const rest: string[] = [];
-  const known = new Set(OPTIONS.map((o) => o.flag));
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    const match = /^--([a-z][a-z-]*)(?:=(.*))?$/s.exec(arg);
-    if (!match || !known.has(match[1]!)) {
-      rest.push(arg);
-      continue;
-    }
-    const value = match[2] ?? args[++i];
-    if (value === undefined) throw new Error(`Option --${match[1]} needs a value`);
-    flags.set(match[1]!, value);
+/** A command's own flags, by long name (without `--`). */
+export type FlagTable = Readonly<Record<string, FlagSpec>>;
+
+/** Parsed values of a flag table: strings for string flags, true for boolean flags given. */
+export type FlagValues<F extends FlagTable> = {
+  [K in keyof F]?: F[K]["type"] extends "boolean" ? boolean : string;
+};
+
+/** What a command receives: the validated configuration, its own flags and its positionals. */
+export interface CommandLine<F extends FlagTable> {
+  config: Config;
+  flags: FlagValues<F>;
+  positionals: string[];
+}
+
+/** `--help` and `--version`, accepted by every command. */
+export const COMMON_FLAGS = {
+  help: { type: "boolean", short: "h", description: "Print this help and exit" },
+  version: { type: "boolean", short: "V", description: "Print the version and exit" },
+} as const satisfies FlagTable;
+
+/**
+ * Parses one command's arguments strictly with `node:util` `parseArgs`: the
+ * command's own flags, `--help`, `--version` and every configuration flag
+ * (`--port`, `--data-dir`, ...). An unknown flag, a missing value or a value
+ * given to a boolean flag throws a UsageError naming it. Configuration values
+ * are validated only when `withConfig` is true (skipped for `--help`).
+ *
+ * @example parseFlags(["--port", "9000", "x"], { force: { type: "boolean", description: "" } })
+ */
+export function parseFlags<F extends FlagTable>(
+  args: readonly string[],
+  own: F,
+): {
+  flags: FlagValues<F> & FlagValues<typeof COMMON_FLAGS>;
+  config: Record<string, string>;
+  positionals: string[];
+} {
+  const options: Record<string, { type: "string" | "boolean"; short?: string }> = {};
+  for (const spec of OPTIONS) options[spec.flag] = { type: "string" };
+  for (const [name, spec] of Object.entries({ ...COMMON_FLAGS, ...own })) {
+    options[name] = spec.short ? { type: spec.type, short: spec.short } : { type: spec.type };
   }
-  return { flags, rest };
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...args], options, strict: true, allowPositionals: true });
+  } catch (error) {
+    throw usageError(error as Error & { code?: string }, options);
+  }
+  const config: Record<string, string> = {};
+  const flags: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(parsed.values)) {
+    if (OPTIONS.some((o) => o.flag === name)) config[name] = value as string;
+    else flags[name] = value;
+  }
+  return { flags: flags as FlagValues<F>, config, positionals: parsed.positionals };
+}
+
+/** Rewords parseArgs' errors to name the flag the way the rest of the CLI does. */
+function usageError(
+  error: Error & { code?: string },
+  options: Record<string, { type: string; short?: string }>,
+): Error {
+  const flag = /'(-{1,2}[^' ]+)/.exec(error.message)?.[1] ?? "";
+  const valid = Object.keys(options).map((name) => `--${name}`).join(", ");
+  switch (error.code) {
+    case "ERR_PARSE_ARGS_UNKNOWN_OPTION":
+      return new UsageError(`Unknown option ${flag}: valid options are ${valid}`);
+    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
+      return new UsageError(
+        /does not take/.test(error.message)
+          ? `Option ${flag} takes no value`
+          : `Option ${flag} needs a value (write ${flag}=<value> for a value starting with -)`,
+      );
+    default:
+      return new UsageError(error.message);
+  }
 }
 
 function option<K extends keyof Config>(
@@ -206,8 +294,37 @@ function option<K extends keyof Config>(
   return { key, env, flag, description, fallback, parse } as unknown as OptionSpec<keyof Config>;
 }
 
+function invalid(name: string, text: string, accepted: string): ConfigError {
+  const shown = text.length > 200 ? `${text.slice(0, 200)}…` : text;
+  return new ConfigError(`Invalid ${name} ${JSON.stringify(shown)}: expected ${accepted}`);
+}
+
+function hostName(text: string, name: string): string {
+  const host = text.trim();
+  if (!/^(?:[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\]|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)$/.test(host)) {
+    throw invalid(name, text, "a host name or IP address to listen on, such as 0.0.0.0 or ::");
+  }
+  return host;
+}
+
+function existingDirectory(text: string, name: string): string {
+  const path = text.trim();
+  const accepted = "an existing directory (only the default data/ is created on first run)";
+  if (path === "") throw invalid(name, text, accepted);
+  try {
+    if (!Deno.statSync(path).isDirectory) throw invalid(name, text, `${accepted}; it is a file`);
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    if (error instanceof Deno.errors.NotFound) {
+      throw invalid(name, text, `${accepted}; it does not exist`);
+    }
+    throw invalid(name, text, `${accepted}; ${(error as Error).message}`);
+  }
+  return path;
+}
+
 function nonEmpty(text: string, name: string): string {
-  if (text.trim() === "") throw new Error(`Invalid ${name}: must not be empty`);
+  if (text.trim() === "") throw invalid(name, text, "a non-empty value");
   return text.trim();
 }
 
@@ -215,22 +332,72 @@ function list(text: string): string[] {
   return text.split(",").map((s) => s.trim()).filter((s) => s !== "");
 }
 
+function cidrList(text: string, name: string): string[] {
+  const blocks = list(text);
+  for (const block of blocks) {
+    try {
+      parseCidr(block);
+    } catch {
+      throw invalid(
+        name,
+        text,
+        `comma-separated CIDR blocks such as 10.0.0.0/8,2001:db8::/32 (${
+          JSON.stringify(block)
+        } is not one)`,
+      );
+    }
+  }
+  return blocks;
+}
+
+function originList(text: string, name: string): string[] {
+  const origins = list(text);
+  for (const origin of origins) {
+    if (origin === "*") continue;
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(origin);
+    } catch { /* reported below */ }
+    if (!parsed || parsed.origin !== origin) {
+      throw invalid(
+        name,
+        text,
+        `* or comma-separated origins such as https://app.example,http://localhost:3000 (${
+          JSON.stringify(origin)
+        } is not one)`,
+      );
+    }
+  }
+  if (origins.length === 0) throw invalid(name, text, "* or comma-separated origins");
+  return origins;
+}
+
+function httpUrl(text: string, name: string): string {
+  const url = text.trim().replace(/\/+$/, "");
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(url);
+  } catch { /* reported below */ }
+  if (!parsed || !/^https?:$/.test(parsed.protocol)) {
+    throw invalid(name, text, "an http:// or https:// URL such as https://registry.npmjs.org");
+  }
+  return url;
+}
+
 function integerIn(min: number, max: number) {
   return (text: string, name: string): number => {
-    const value = Number(text);
+    const value = Number(text.trim());
     if (!/^\d+$/.test(text.trim()) || value < min || value > max) {
-      throw new Error(`Invalid ${name} "${text}": expected an integer from ${min} to ${max}`);
+      throw invalid(name, text, `an integer from ${min} to ${max}`);
     }
     return value;
   };
 }
 
-function oneOf<T extends string>(...values: T[]) {
+function oneOf<T extends string>(...values: readonly T[]) {
   return (text: string, name: string): T => {
     const value = text.trim().toLowerCase() as T;
-    if (!values.includes(value)) {
-      throw new Error(`Invalid ${name} "${text}": expected one of ${values.join(", ")}`);
-    }
+    if (!values.includes(value)) throw invalid(name, text, `one of ${values.join(", ")}`);
     return value;
   };
 }

@@ -5,9 +5,25 @@ export type ErrorCode =
   | "not_found"
   | "bad_request"
   | "payload_too_large"
+  | "unsupported_media_type"
+  | "method_not_allowed"
   | "unauthorized"
   | "rate_limited"
   | "data_unavailable";
+
+/** Longest part of a client's input echoed back in an error message. */
+export const ECHO_LIMIT = 64;
+
+/**
+ * Client input quoted for an error message, capped at {@link ECHO_LIMIT}
+ * characters (an ellipsis marks the cut), so a huge value never comes back whole.
+ *
+ * @example quoteInput("x".repeat(100)) // '"xxx…x…"' (64 x's, then …)
+ */
+export function quoteInput(input: string, limit = ECHO_LIMIT): string {
+  const chars = [...input.slice(0, limit * 2)];
+  return JSON.stringify(chars.length > limit ? `${chars.slice(0, limit).join("")}…` : input);
+}
 
 /** An error whose message is safe to show to the client. */
 export class AppError extends Error {
@@ -20,7 +36,7 @@ export class AppError extends Error {
 /** The text is not a valid IP address. */
 export class InvalidIpError extends AppError {
   constructor(readonly input: string, reason: string) {
-    super("invalid_ip", `Invalid IP address ${JSON.stringify(input)}: ${reason}`);
+    super("invalid_ip", `Invalid IP address ${quoteInput(input)}: ${reason}`);
   }
 }
 
@@ -30,8 +46,8 @@ export class NotFoundError extends AppError {
     super(
       "not_found",
       rangeName
-        ? `No data for IP address ${JSON.stringify(ip)}: it is in a ${rangeName} range`
-        : `No data for IP address ${JSON.stringify(ip)}`,
+        ? `No data for IP address ${quoteInput(ip)}: it is in a ${rangeName} range`
+        : `No data for IP address ${quoteInput(ip)}`,
     );
   }
 }
@@ -67,5 +83,19 @@ export class UnauthorizedError extends AppError {
 export class RateLimitedError extends AppError {
   constructor(message: string, readonly retryAfterSeconds: number) {
     super("rate_limited", message);
+  }
+}
+
+/** A request body in a media type the route does not read. */
+export class UnsupportedMediaTypeError extends AppError {
+  constructor(message: string) {
+    super("unsupported_media_type", message);
+  }
+}
+
+/** A method no route serves (TRACE, PUT, ...); `allow` lists the ones served. */
+export class MethodNotAllowedError extends AppError {
+  constructor(message: string, readonly allow: readonly string[]) {
+    super("method_not_allowed", message);
   }
 }

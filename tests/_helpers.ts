@@ -1,6 +1,7 @@
 /** Shared test fixtures: small City and ASN databases written by our own MMDB writer. */
 
 import { createApp } from "../src/http/app.ts";
+import type { ForwardedHeader } from "../src/http/client_address.ts";
 import { createLookup, type Lookup } from "../src/lookup/lookup.ts";
 import { type MmdbValue, MmdbWriter, uint16 } from "../src/mmdb/writer.ts";
 import { type DataSet, openDataSet } from "../src/sources/data_set.ts";
@@ -132,7 +133,9 @@ export async function fixtureLookup(now: Date = FIXED_NOW): Promise<Lookup> {
 }
 
 /** The HTTP app over the fixtures. */
-export async function fixtureApp(config: { bulkMax?: number; trustedProxies?: string[] } = {}) {
+export async function fixtureApp(
+  config: { bulkMax?: number; trustedProxies?: string[]; forwardedHeader?: ForwardedHeader } = {},
+) {
   const data = await fixtureDataSet();
   const lookup = await fixtureLookup();
   return createApp({
@@ -140,6 +143,7 @@ export async function fixtureApp(config: { bulkMax?: number; trustedProxies?: st
     config: {
       bulkMax: config.bulkMax ?? 1000,
       trustedProxies: config.trustedProxies ?? [],
+      forwardedHeader: config.forwardedHeader ?? "x-forwarded-for",
       corsOrigins: ["*"],
     },
     logError: () => {},

@@ -1,12 +1,21 @@
 /** `ipintel data`: installs the default data set (idempotent). */
 
 import type { Config } from "../config.ts";
+import { defineCommand } from "./command.ts";
 import { buildDefaultData } from "../update/build.ts";
 import { DEFAULT_SOURCES } from "../update/default_sources.ts";
 
+export const dataCommand = defineCommand({
+  summary: "Download and build the default data into the data directory",
+  flags: {
+    force: { type: "boolean", description: "Rebuild even when the data is up to date" },
+  },
+  run: ({ config, flags }) => runData(config, { force: flags.force ?? false }),
+});
+
 /** Builds missing or outdated default data; progress and a summary go to stderr. */
-export async function runData(config: Config, args: string[]): Promise<number> {
-  const force = args.includes("--force");
+export async function runData(config: Config, options: { force: boolean }): Promise<number> {
+  const { force } = options;
   const started = performance.now();
   const report = await buildDefaultData({
     dataDir: config.dataDir,
@@ -29,6 +38,6 @@ export async function ensureData(config: Config): Promise<void> {
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
     console.error(`data: ${config.dataDir}/manifest.json is missing; building the default data`);
-    await runData(config, []);
+    await runData(config, { force: false });
   }
 }

@@ -1,121 +1,138 @@
 /** `ipintel keys create|list|revoke|rotate`: manages API keys in the KV the server uses. */
 
-import { parseArgs } from "node:util";
-import type { Config } from "../config.ts";
-import { type ApiKeyRecord, type IssuedKey, type KeyStore, KvKeyStore } from "../store/keys.ts";
+import { type Config, ConfigError, UsageError } from "../config.ts";
+import {
+  type ApiKeyRecord,
+  type IssuedKey,
+  type KeyStore,
+  KvKeyStore,
+  UnknownKeyError,
+} from "../store/keys.ts";
+import { type Command, defineCommand } from "./command.ts";
 import { kvLocation, openKv } from "./kv.ts";
 
-export const KEYS_USAGE = `Usage:
-  ipintel keys create --name NAME [--limit N] [--window SECONDS] [--json]
-  ipintel keys list [--json]
-  ipintel keys revoke ID
-  ipintel keys rotate ID [--json]
-A key is shown once, when it is created or rotated; the store keeps only its SHA-256.`;
+const JSON_FLAG = {
+  json: { type: "boolean", description: "Print JSON (one object per line)" },
+} as const;
+const ID = { min: 1, max: 1 };
 
-/** Runs one keys subcommand on the configured KV; returns the exit status. */
-export async function runKeys(config: Config, args: string[]): Promise<number> {
-  const [sub, ...rest] = args;
-  if (sub === undefined || sub === "--help" || sub === "-h" || sub === "help") {
-    console.log(KEYS_USAGE);
-    return sub === undefined ? 2 : 0;
-  }
-  const command = SUBCOMMANDS[sub];
-  if (!command) throw new Error(`Unknown keys subcommand "${sub}"\n${KEYS_USAGE}`);
+export const keysCommand: Command = {
+  summary: "Manage API keys (shown once at creation; stored only as a SHA-256 hash)",
+  subcommands: {
+    create: defineCommand({
+      summary: "Create an API key and print it once",
+      flags: {
+        name: {
+          type: "string",
+          placeholder: "<name>",
+          description: "Who the key is for (required)",
+        },
+        limit: {
+          type: "string",
+          placeholder: "<n>",
+          description: "Own limit: requests per window (0: unlimited; default IPINTEL_RATE_LIMIT)",
+        },
+        window: {
+          type: "string",
+          placeholder: "<seconds>",
+          description: "Own window in seconds (default IPINTEL_RATE_WINDOW)",
+        },
+        ...JSON_FLAG,
+      },
+      details: 'With --json: one line {"id","name","key","limit","window"}.',
+      run: ({ config, flags }) =>
+        withStore(config, async (store, where) => {
+          if (flags.name === undefined) throw new UsageError("keys create needs --name <name>");
+          const issued = await store.create({
+            name: flags.name,
+            limit: optionalInteger(flags.limit, "--limit", 0),
+            window: optionalInteger(flags.window, "--window", 1),
+          });
+          printIssued(issued, flags.json === true, `Created API key in ${where}`);
+        }),
+    }),
+    list: defineCommand({
+      summary: "List the keys (never the keys themselves)",
+      flags: JSON_FLAG,
+      run: ({ config, flags }) =>
+        withStore(config, async (store) => {
+          const records = await store.list();
+          if (flags.json) {
+            for (const record of records) console.log(JSON.stringify(publicView(record)));
+          } else if (records.length === 0) {
+            console.log("No API keys yet: create one with keys create --name <name>");
+          }
+          if (flags.json) return;
+          for (const r of records) {
+            const state = r.revoked ? "revoked" : "active";
+            console.log(
+              `${r.id}  ${state.padEnd(7)}  ${limitText(r)}  created ${r.created}  ${r.name}`,
+            );
+          }
+        }),
+    }),
+    revoke: defineCommand({
+      summary: "Revoke a key (every server refuses it within 2 s)",
+      usage: "<id>",
+      positionals: ID,
+      run: ({ config, positionals }) =>
+        withStore(config, async (store) => {
+          const record = await store.revoke(positionals[0]!);
+          console.log(
+            `Revoked API key ${record.id} (${record.name}); servers refuse it within 2 s`,
+          );
+        }),
+    }),
+    rotate: defineCommand({
+      summary: "Give a key a new secret (same id and limits; the old one stops working)",
+      usage: "<id>",
+      positionals: ID,
+      flags: JSON_FLAG,
+      run: ({ config, flags, positionals }) =>
+        withStore(config, async (store) => {
+          const issued = await store.rotate(positionals[0]!);
+          printIssued(
+            issued,
+            flags.json === true,
+            "Rotated API key (the old secret stops working)",
+          );
+        }),
+    }),
+  },
+};
+
+/** Opens the configured KV around one action; an unknown id is a usage error (exit 2). */
+async function withStore(
+  config: Config,
+  action: (store: KeyStore, where: string) => Promise<void>,
+): Promise<number> {
   const kv = await openKv(config);
   try {
-    return await command(new KvKeyStore(kv), rest, kvLocation(config));
+    await action(new KvKeyStore(kv), kvLocation(config));
+    return 0;
+  } catch (error) {
+    if (error instanceof UnknownKeyError) throw new UsageError(error.message);
+    throw error;
   } finally {
     kv.close();
   }
 }
 
-type Subcommand = (store: KeyStore, args: string[], where: string) => Promise<number>;
-
-const SUBCOMMANDS: Record<string, Subcommand> = {
-  async create(store, args, where) {
-    const { values } = parse(args, {
-      name: { type: "string" },
-      limit: { type: "string" },
-      window: { type: "string" },
-      json: { type: "boolean" },
-    }, 0);
-    if (values.name === undefined) throw new Error(`keys create needs --name\n${KEYS_USAGE}`);
-    const issued = await store.create({
-      name: values.name as string,
-      limit: optionalInteger(values.limit, "--limit", 0),
-      window: optionalInteger(values.window, "--window", 1),
-    });
-    printIssued(issued, values.json === true, `Created API key in ${where}`);
-    return 0;
-  },
-
-  async list(store, args) {
-    const { values } = parse(args, { json: { type: "boolean" } }, 0);
-    const records = await store.list();
-    if (values.json) {
-      for (const record of records) console.log(JSON.stringify(publicView(record)));
-      return 0;
-    }
-    if (records.length === 0) {
-      console.log("No API keys yet: create one with keys create --name NAME");
-    }
-    for (const r of records) {
-      const state = r.revoked ? "revoked" : "active";
-      console.log(`${r.id}  ${state.padEnd(7)}  ${limitText(r)}  created ${r.created}  ${r.name}`);
-    }
-    return 0;
-  },
-
-  async revoke(store, args) {
-    const { positionals } = parse(args, {}, 1);
-    const record = await store.revoke(positionals[0]!);
-    console.log(`Revoked API key ${record.id} (${record.name}); servers refuse it within 2 s`);
-    return 0;
-  },
-
-  async rotate(store, args) {
-    const { values, positionals } = parse(args, { json: { type: "boolean" } }, 1);
-    const issued = await store.rotate(positionals[0]!);
-    printIssued(issued, values.json === true, "Rotated API key (the old secret stops working)");
-    return 0;
-  },
-};
-
-type FlagSpec = Record<string, { type: "string" | "boolean" }>;
-
-/** Strict flags: an unknown flag, a missing value or a wrong number of arguments is an error. */
-function parse(args: string[], options: FlagSpec, positionalCount: number) {
-  const parsed = parseArgs({ args, options, strict: true, allowPositionals: true });
-  if (parsed.positionals.length !== positionalCount) {
-    throw new Error(
-      positionalCount === 1
-        ? `Expected one key id, got ${parsed.positionals.length}\n${KEYS_USAGE}`
-        : `Unexpected argument "${parsed.positionals[0]}"\n${KEYS_USAGE}`,
-    );
-  }
-  return parsed;
-}
-
-function optionalInteger(text: unknown, flag: string, min: number): number | null {
+function optionalInteger(text: string | undefined, flag: string, min: number): number | null {
   if (text === undefined) return null;
   const value = Number(text);
-  if (typeof text !== "string" || !/^\d+$/.test(text) || value < min || value > 1_000_000_000) {
-    throw new Error(`Invalid ${flag} "${text}": expected an integer from ${min} to 1000000000`);
+  if (!/^\d+$/.test(text) || value < min || value > 1_000_000_000) {
+    throw new ConfigError(
+      `Invalid ${flag} ${JSON.stringify(text)}: expected an integer from ${min} to 1000000000`,
+    );
   }
   return value;
 }
 
 /** What may be shown about a key: everything but its hash. */
 function publicView(r: ApiKeyRecord) {
-  return {
-    id: r.id,
-    name: r.name,
-    limit: r.limit,
-    window: r.window,
-    created: r.created,
-    rotated: r.rotated,
-    revoked: r.revoked,
-  };
+  const { id, name, limit, window, created, rotated, revoked } = r;
+  return { id, name, limit, window, created, rotated, revoked };
 }
 
 function printIssued({ record, key }: IssuedKey, json: boolean, heading: string) {

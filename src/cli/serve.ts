@@ -1,6 +1,7 @@
 /** `ipintel serve`: loads the data (building it on first run) and serves the HTTP API. */
 
 import type { Config } from "../config.ts";
+import { defineCommand } from "./command.ts";
 import { createApp, type ServiceSlot } from "../http/app.ts";
 import { type FetchHandler, withFastLookup } from "../http/fast_lookup.ts";
 import { serveWithNodeHttp } from "../http/node_server.ts";
@@ -8,6 +9,11 @@ import { describeAccess, startAccess } from "./access.ts";
 import { ensureData } from "./data.ts";
 import { openKv } from "./kv.ts";
 import { createServices } from "./services.ts";
+
+export const serveCommand = defineCommand({
+  summary: "Serve the HTTP API (builds the default data on first run)",
+  run: ({ config }) => runServe(config),
+});
 
 /** Serves until SIGINT/SIGTERM, then stops accepting and finishes in-flight requests. */
 export async function runServe(config: Config): Promise<number> {

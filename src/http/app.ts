@@ -33,7 +33,7 @@ export interface ServiceSlot {
 
 export interface AppDeps {
   services: ServiceSlot;
-  config: Pick<Config, "bulkMax" | "trustedProxies" | "corsOrigins">;
+  config: Pick<Config, "bulkMax" | "trustedProxies" | "forwardedHeader" | "corsOrigins">;
   /** Keys and rate limits; without it the API is open (as with IPINTEL_AUTH=off). */
   access?: AccessControl;
   /** Where 5xx details go; the client only sees a generic message. */
@@ -53,7 +53,7 @@ type Env = {
 export function createApp(deps: AppDeps): Hono<Env> {
   const { services, config } = deps;
   const logError = deps.logError ?? ((error) => console.error(error));
-  const clientAddress = createClientAddressResolver(config.trustedProxies);
+  const clientAddress = createClientAddressResolver(config);
   const postBulkLimit = 1024 + config.bulkMax * 64;
   const healthBodies = new WeakMap<DataSet, string>();
   const openApiBody = JSON.stringify(OPENAPI_DOCUMENT);

@@ -26,14 +26,14 @@ export type FetchHandler = (request: Request, env: Env) => Response | Promise<Re
  */
 export function withFastLookup(
   services: ServiceSlot,
-  config: Pick<Config, "corsOrigins" | "trustedProxies">,
+  config: Pick<Config, "corsOrigins" | "trustedProxies" | "forwardedHeader">,
   app: FetchHandler,
   access?: AccessControl,
 ): FetchHandler {
   // With an origin list the CORS headers depend on the request: leave it to the app.
   if (!config.corsOrigins.includes("*")) return app;
   const headers = { "content-type": CONTENT_TYPES.json, "access-control-allow-origin": "*" };
-  const clientAddress = createClientAddressResolver(config.trustedProxies);
+  const clientAddress = createClientAddressResolver(config);
   return (request, env) => {
     const current = services.current;
     const ip = current && request.method === "GET" ? plainIpPath(request.url) : null;

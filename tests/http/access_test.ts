@@ -10,7 +10,12 @@ import { MemoryRateCounters } from "../../src/store/rate_counts.ts";
 import { fixtureDataSet, fixtureLookup, peer } from "../_helpers.ts";
 
 const services = { current: { data: await fixtureDataSet(), lookup: await fixtureLookup() } };
-const config = { bulkMax: 100, trustedProxies: [], corsOrigins: ["*"] };
+const config = {
+  bulkMax: 100,
+  trustedProxies: [],
+  forwardedHeader: "x-forwarded-for" as const,
+  corsOrigins: ["*"],
+};
 
 /** An app and its fast path over in-memory keys and counters, on a clock the test controls. */
 async function setup(policy: Partial<AccessPolicy> = {}, store: KeyStore = new MemoryKeyStore()) {

@@ -266,13 +266,20 @@ Deno.test("/me looks up the TCP peer and ignores X-Forwarded-For from untrusted 
   assert.equal(body.data.ip, "81.2.69.142");
 });
 
-Deno.test("/me believes X-Forwarded-For and Forwarded only from trusted proxies", async () => {
+Deno.test("/me believes the configured forwarding header only from trusted proxies", async () => {
   const proxied = await fixtureApp({ trustedProxies: ["127.0.0.0/8", "10.0.0.0/8"] });
   const me = async (headers: Record<string, string>, from = "127.0.0.1") =>
     (await (await proxied.request("/me", { headers }, peer(from))).json()).data?.ip;
   assert.equal(await me({ "x-forwarded-for": "9.9.9.9, 81.2.69.142, 10.0.0.7" }), "81.2.69.142");
-  assert.equal(await me({ forwarded: 'for="[2a02:ec0::9]:4711", for=10.1.1.1' }), "2a02:ec0::9");
   assert.equal(await me({ "x-forwarded-for": "81.2.69.142" }, "9.9.9.9"), "9.9.9.9");
+  // Forwarded is read only when it is the configured header (tests/http/client_address_test.ts).
+  const viaForwarded = await fixtureApp({
+    trustedProxies: ["127.0.0.0/8", "10.0.0.0/8"],
+    forwardedHeader: "forwarded",
+  });
+  const forwarded = { forwarded: 'for="[2a02:ec0::9]:4711", for=10.1.1.1' };
+  const res = await viaForwarded.request("/me", { headers: forwarded }, peer("127.0.0.1"));
+  assert.equal((await res.json()).data.ip, "2a02:ec0::9");
 });
 
 Deno.test("a trusted-proxy entry that is not a CIDR fails at start-up, naming it", async () => {
@@ -282,7 +289,12 @@ Deno.test("a trusted-proxy entry that is not a CIDR fails at start-up, naming it
 Deno.test("lookups answer 503 while the data is not loaded", async () => {
   const loading = createApp({
     services: { current: null },
-    config: { bulkMax: 10, trustedProxies: [], corsOrigins: ["*"] },
+    config: {
+      bulkMax: 10,
+      trustedProxies: [],
+      forwardedHeader: "x-forwarded-for" as const,
+      corsOrigins: ["*"],
+    },
   });
   for (const path of ["/ip/8.8.8.8", "/bulk/8.8.8.8", "/health"]) {
     const res = await loading.request(path);
@@ -308,7 +320,12 @@ Deno.test("CORS with a configured origin list allows only those origins", async 
   const data = await fixtureDataSet();
   const strict = createApp({
     services: { current: { data, lookup: await fixtureLookup() } },
-    config: { bulkMax: 10, trustedProxies: [], corsOrigins: ["https://app.example"] },
+    config: {
+      bulkMax: 10,
+      trustedProxies: [],
+      forwardedHeader: "x-forwarded-for" as const,
+      corsOrigins: ["https://app.example"],
+    },
   });
   const allowed = await strict.request("/ip/81.2.69.142", {
     headers: { origin: "https://app.example" },

@@ -4,7 +4,12 @@ import { withFastLookup } from "../../src/http/fast_lookup.ts";
 import { fixtureDataSet, fixtureLookup, peer } from "../_helpers.ts";
 
 const services = { current: { data: await fixtureDataSet(), lookup: await fixtureLookup() } };
-const config = { bulkMax: 10, trustedProxies: [], corsOrigins: ["*"] };
+const config = {
+  bulkMax: 10,
+  trustedProxies: [],
+  forwardedHeader: "x-forwarded-for" as const,
+  corsOrigins: ["*"],
+};
 const app = createApp({ services, config, logError: () => {} });
 let appCalls = 0;
 const fast = withFastLookup(services, config, (request, env) => {

@@ -123,7 +123,12 @@ Deno.test("GET /ip/8.8.8.8 through the real app answers 200 with the real data",
   const { data, lookup } = await realData();
   const app = createApp({
     services: { current: { data, lookup } },
-    config: { bulkMax: 100, trustedProxies: [], corsOrigins: ["*"] },
+    config: {
+      bulkMax: 100,
+      trustedProxies: [],
+      forwardedHeader: "x-forwarded-for" as const,
+      corsOrigins: ["*"],
+    },
     logError: () => {},
   });
   const response = await app.request("/ip/8.8.8.8");
