@@ -1,0 +1,60 @@
+/**
+ * CPU cost of access control on the fast path, without the network: the
+ * fast-path handler answering `GET /ip/{ip}` with auth off, and with a key
+ * (auth required, a limit never reached), over the real default data.
+ *
+ * Run: `deno bench -A bench/access_bench.ts`. The keyed bench's "x slower"
+ * against the plain one is the per-request price of the key check and the
+ * rate limiter; `deno task bench:http` measures the same over HTTP.
+ *
+ * @module
+ */
+
+import { AccessControl } from "../src/access/access.ts";
+import { KeyTable } from "../src/access/key_table.ts";
+import { RateLimiter } from "../src/access/rate_limiter.ts";
+import { createServices } from "../src/cli/services.ts";
+import { loadConfig } from "../src/config.ts";
+import { createApp } from "../src/http/app.ts";
+import { withFastLookup } from "../src/http/fast_lookup.ts";
+import { MemoryKeyStore } from "../src/store/keys.ts";
+import { MemoryRateCounters } from "../src/store/rate_counts.ts";
+import { randomPublicAddresses } from "./_addresses.ts";
+
+const config = loadConfig(Deno.env.toObject());
+const services = { current: await createServices(config) };
+const store = new MemoryKeyStore();
+const { key } = await store.create({ name: "bench", limit: 1_000_000_000 });
+const keys = new KeyTable(store);
+await keys.refresh();
+const limiter = new RateLimiter({ counters: new MemoryRateCounters() });
+const access = new AccessControl(
+  { auth: "required", rateLimit: 1000, rateWindow: 60, anonRateLimit: 60 },
+  keys,
+  limiter,
+);
+const plain = withFastLookup(services, config, createApp({ services, config }).fetch);
+const keyed = withFastLookup(
+  services,
+  config,
+  createApp({ services, config, access }).fetch,
+  access,
+);
+const addresses = randomPublicAddresses(1000, 1, {
+  keep: (ip) => services.current.data.city?.get(ip) != null,
+});
+const env = { remoteAddr: { transport: "tcp" as const, hostname: "127.0.0.1", port: 1 } };
+const plainRequests = addresses.map((ip) => new Request(`http://localhost/ip/${ip}`));
+const keyedRequests = addresses.map((ip) =>
+  new Request(`http://localhost/ip/${ip}`, { headers: { "x-api-key": key } })
+);
+await keyed(keyedRequests[0]!, env); // the first keyed request syncs the limiter
+
+let i = 0;
+Deno.bench("fast path, auth off", { group: "fast", baseline: true }, () => {
+  plain(plainRequests[i++ % plainRequests.length]!, env);
+});
+Deno.bench("fast path, keyed and rate-limited", { group: "fast" }, () => {
+  const response = keyed(keyedRequests[i++ % keyedRequests.length]!, env);
+  if (response instanceof Promise) throw new Error("the keyed request left the fast path");
+});
