@@ -10,6 +10,7 @@ import type { Config } from "../config.ts";
 import { CONTENT_TYPES } from "../format/render.ts";
 import { resultEnvelopeJson } from "../format/result_json.ts";
 import type { ServiceSlot } from "./app.ts";
+import { isValidHost } from "./request_target.ts";
 
 type Env = { remoteAddr?: Deno.NetAddr };
 export type FetchHandler = (request: Request, env: Env) => Response | Promise<Response>;
@@ -25,7 +26,10 @@ export function withFastLookup(
   const headers = { "content-type": CONTENT_TYPES.json, "access-control-allow-origin": "*" };
   return (request, env) => {
     const current = services.current;
-    const ip = current && request.method === "GET" ? plainIpPath(request.url) : null;
+    // A forged Host can move the path inside request.url: only a valid one is taken here.
+    const ip = current && request.method === "GET" && isValidHost(request.headers.get("host"))
+      ? plainIpPath(request.url)
+      : null;
     if (ip === null || request.headers.has("content-type")) return app(request, env);
     let body: string;
     try {
