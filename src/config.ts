@@ -242,11 +242,12 @@ export function parseFlags<F extends FlagTable>(
   config: Record<string, string>;
   positionals: string[];
 } {
+  // The command's own flags first: the "valid options" of an error list them first.
   const options: Record<string, { type: "string" | "boolean"; short?: string }> = {};
-  for (const spec of OPTIONS) options[spec.flag] = { type: "string" };
-  for (const [name, spec] of Object.entries({ ...COMMON_FLAGS, ...own })) {
+  for (const [name, spec] of Object.entries({ ...own, ...COMMON_FLAGS })) {
     options[name] = spec.short ? { type: spec.type, short: spec.short } : { type: spec.type };
   }
+  for (const spec of OPTIONS) options[spec.flag] ??= { type: "string" };
   let parsed;
   try {
     parsed = parseArgs({ args: [...args], options, strict: true, allowPositionals: true });

@@ -22,7 +22,12 @@ export const ECHO_LIMIT = 64;
  */
 export function quoteInput(input: string, limit = ECHO_LIMIT): string {
   const chars = [...input.slice(0, limit * 2)];
-  return JSON.stringify(chars.length > limit ? `${chars.slice(0, limit).join("")}…` : input);
+  const shown = chars.length > limit ? `${chars.slice(0, limit).join("")}…` : input;
+  // JSON.stringify escapes C0 controls; line and paragraph separators and C1 controls too.
+  return JSON.stringify(shown).replace(
+    /[\u0080-\u009f\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }
 
 /** An error whose message is safe to show to the client. */

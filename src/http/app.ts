@@ -1,11 +1,18 @@
 /** `createApp(deps)`: the Hono application, assembled in one place. */
 
-import { type Context, Hono } from "hono";
+import { type Context, Hono, type Next } from "hono";
+import { cors } from "hono/cors";
 import { type AccessControl, assertAllowed, type Caller } from "../access/access.ts";
 import type { RateDecision } from "../access/rate_limiter.ts";
-import { cors } from "hono/cors";
 import type { Config } from "../config.ts";
-import { AppError, BadRequestError, DataUnavailableError, RateLimitedError } from "../errors.ts";
+import {
+  AppError,
+  BadRequestError,
+  DataUnavailableError,
+  MethodNotAllowedError,
+  quoteInput,
+  RateLimitedError,
+} from "../errors.ts";
 import { applySelection, type OutputFormat, renderError, renderSuccess } from "../format/mod.ts";
 import { CONTENT_TYPES, type Rendered } from "../format/render.ts";
 import { resultEnvelopeJson } from "../format/result_json.ts";
@@ -13,17 +20,21 @@ import type { Lookup } from "../lookup/lookup.ts";
 import type { DataSet } from "../sources/data_set.ts";
 import type { FailedItem, Json, LookupResult } from "../types.ts";
 import { apiKeyOf, rateLimitHeaders } from "./access.ts";
-import { isJsonObject, readJsonBody } from "./body.ts";
+import { isJsonObject, readJsonBody, requireJsonContentType } from "./body.ts";
 import { createClientAddressResolver } from "./client_address.ts";
 import {
   type LookupRequest,
   readLookupQuery,
   requestBody,
   requestFormat,
+  splitBulkList,
+  trimBulkItem,
   userAgentFromBody,
+  withLookupBody,
   withLookupRequest,
 } from "./lookup_request.ts";
 import { OPENAPI_DOCUMENT } from "./openapi.ts";
+import { checkRequest, requestTarget, targetFormat, targetPath } from "./request_target.ts";
 import { STATUS_BY_CODE } from "./status.ts";
 
 /** The loaded data and lookup; `current` is null while the data is still loading. */
@@ -59,12 +70,23 @@ export function createApp(deps: AppDeps): Hono<Env> {
   const openApiBody = JSON.stringify(OPENAPI_DOCUMENT);
   const app = new Hono<Env>();
 
+  // First, before any route reads the URL: refuse a forged Host, a method no
+  // route serves, a target that is not a path (see request_target.ts).
+  app.use("*", async (c, next) => {
+    const target = requestTarget(c.req.raw);
+    const problem = checkRequest(c.req.method, c.req.header("host") ?? null, target);
+    if (problem) return fail(c, problem, targetFormat(target));
+    await (c.req.method === "HEAD" ? withBodyLength(c, next) : next());
+    return undefined;
+  });
+
   const anyOrigin = config.corsOrigins.includes("*");
   // Hono's cors() builds a Response and Headers per request, about 40% of
   // throughput. With any origin allowed, the header is constant: it goes into
   // the precomputed response headers, and cors() only answers preflights.
-  if (anyOrigin) app.options("*", cors({ origin: "*" }));
-  else app.use("*", cors({ origin: [...config.corsOrigins] }));
+  const allowMethods = (_origin: string, c: Context) => methodsServed(c.req.path);
+  if (anyOrigin) app.options("*", cors({ origin: "*", allowMethods }));
+  else app.use("*", cors({ origin: [...config.corsOrigins], allowMethods }));
   const headers = (contentType: string): Record<string, string> =>
     anyOrigin
       ? { "content-type": contentType, "access-control-allow-origin": "*" }
@@ -123,9 +145,16 @@ export function createApp(deps: AppDeps): Hono<Env> {
   });
   app.get("/openapi.json", (c) => c.body(openApiBody, 200, jsonHeaders));
 
-  app.get("/ip/:ip{.+}", (c) => {
+  // `[\s\S]`, not `.`: an encoded line break (%0A, %E2%80%A8) must reach the
+  // route and fail as an invalid address, not fall through to "No route".
+  app.get("/ip/:ip{[\\s\\S]+}", (c) => {
     authenticate(c);
     return withLookupRequest(c, (request) => one(c, request, c.req.param("ip")));
+  });
+  // The way to send a user-agent body on Deno.serve, which drops GET bodies.
+  app.post("/ip/:ip{[\\s\\S]+}", (c) => {
+    authenticate(c);
+    return withLookupBody(c, (request) => one(c, request, c.req.param("ip")));
   });
   for (const path of ["/ip", "/ip/"]) {
     app.get(path, (c) => fail(c, new BadRequestError("Missing IP address: use /ip/{ip}")));
@@ -137,9 +166,9 @@ export function createApp(deps: AppDeps): Hono<Env> {
     return withLookupRequest(c, (request) => one(c, request, ip));
   });
 
-  app.get("/bulk/:list{.+}", (c) => {
+  app.get("/bulk/:list{[\\s\\S]+}", (c) => {
     authenticate(c);
-    return withLookupRequest(c, (request) => many(c, request, c.req.param("list").split(",")));
+    return withLookupRequest(c, (request) => many(c, request, splitBulkList(c.req.param("list"))));
   });
   for (const path of ["/bulk", "/bulk/"]) {
     app.get(path, (c) => fail(c, new BadRequestError("Empty bulk list: use /bulk/{ip},{ip},...")));
@@ -148,6 +177,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
   app.post("/bulk", async (c) => {
     authenticate(c);
     const request = readLookupQuery(c);
+    requireJsonContentType(c.req.raw.headers);
     const body = await readJsonBody(requestBody(c), postBulkLimit);
     if (
       !isJsonObject(body) || !Array.isArray(body.ips) ||
@@ -156,13 +186,12 @@ export function createApp(deps: AppDeps): Hono<Env> {
       throw new BadRequestError('Invalid JSON body: expected {"ips": ["<ip>", ...]}');
     }
     const userAgent = userAgentFromBody(body) ?? request.userAgent;
-    return many(c, { ...request, userAgent }, body.ips as string[]);
+    return many(c, { ...request, userAgent }, (body.ips as string[]).map(trimBulkItem));
   });
 
   app.notFound((c) => {
-    const message = `No route for ${c.req.method} ${
-      new URL(c.req.url).pathname
-    }: see /openapi.json`;
+    const path = targetPath(requestTarget(c.req.raw));
+    const message = `No route for ${c.req.method} ${quoteInput(path)}: see /openapi.json`;
     return send(c, 404, renderError(message, requestFormat(c)));
   });
 
@@ -185,7 +214,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
   }
 
   function many(c: Context<Env>, request: LookupRequest, ips: string[]) {
-    if (ips.length === 0 || (ips.length === 1 && ips[0] === "")) {
+    if (ips.length === 0) {
       throw new BadRequestError("Empty bulk list: give at least one IP address");
     }
     if (ips.length > config.bulkMax) {
@@ -216,8 +245,8 @@ export function createApp(deps: AppDeps): Hono<Env> {
     }
   }
 
-  function fail(c: Context<Env>, error: unknown) {
-    const format: OutputFormat = requestFormat(c);
+  function fail(c: Context<Env>, error: unknown, format: OutputFormat = requestFormat(c)) {
+    if (error instanceof MethodNotAllowedError) c.header("allow", error.allow.join(", "));
     if (error instanceof RateLimitedError) {
       const rendered = renderError(error.message, format);
       return c.body(rendered.body, 429, {
@@ -240,6 +269,21 @@ function peerOf(c: Context<Env>): string {
   const peer = c.env?.remoteAddr?.hostname;
   if (!peer) throw new Error("The server did not provide the peer address");
   return peer;
+}
+
+/**
+ * Runs a HEAD as the GET (Hono does) and states the GET body's length, which
+ * Hono drops with the body: HEAD answers with exactly the GET's headers.
+ */
+async function withBodyLength(c: Context, next: Next): Promise<void> {
+  await next();
+  const length = (await c.res.clone().arrayBuffer()).byteLength;
+  c.res.headers.set("content-length", String(length));
+}
+
+/** The methods a path is served with, for the CORS preflight. */
+function methodsServed(path: string): string[] {
+  return path === "/bulk" || path.startsWith("/ip/") ? ["GET", "HEAD", "POST"] : ["GET", "HEAD"];
 }
 
 const LOADING_MESSAGE = "Data is not loaded yet: try again shortly";

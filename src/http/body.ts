@@ -1,6 +1,11 @@
 /** Reading small JSON request bodies with a size cap (the user-agent body, POST /bulk). */
 
-import { BadRequestError, PayloadTooLargeError } from "../errors.ts";
+import {
+  BadRequestError,
+  PayloadTooLargeError,
+  quoteInput,
+  UnsupportedMediaTypeError,
+} from "../errors.ts";
 
 /** A request body as the routes see it: headers plus the stream, wherever it came from. */
 export interface BodySource {
@@ -8,11 +13,25 @@ export interface BodySource {
   stream: ReadableStream<Uint8Array> | null;
 }
 
+const JSON_TYPE = /^application\/json\s*(;|$)/i;
+
 /** True when the request declares a JSON body (`application/json`, any parameters). */
 export function declaresJsonBody(headers: Headers): boolean {
   const declared = Number(headers.get("content-length") ?? 0) > 0 ||
     headers.has("transfer-encoding");
-  return declared && /^application\/json\s*(;|$)/i.test(headers.get("content-type") ?? "");
+  return declared && JSON_TYPE.test(headers.get("content-type") ?? "");
+}
+
+/** Refuses (415) a body that is not declared `application/json`: the POST routes read only JSON. */
+export function requireJsonContentType(headers: Headers): void {
+  const type = headers.get("content-type");
+  if (type === null || !JSON_TYPE.test(type)) {
+    throw new UnsupportedMediaTypeError(
+      `Unsupported Content-Type ${
+        type === null ? "(none)" : quoteInput(type)
+      }: send the body as application/json`,
+    );
+  }
 }
 
 /**

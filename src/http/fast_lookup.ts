@@ -13,6 +13,7 @@ import { resultEnvelopeJson } from "../format/result_json.ts";
 import { apiKeyOf, rateLimitHeaders } from "./access.ts";
 import type { ServiceSlot } from "./app.ts";
 import { createClientAddressResolver } from "./client_address.ts";
+import { isValidHost } from "./request_target.ts";
 
 type Env = { remoteAddr?: Deno.NetAddr };
 export type FetchHandler = (request: Request, env: Env) => Response | Promise<Response>;
@@ -36,7 +37,10 @@ export function withFastLookup(
   const clientAddress = createClientAddressResolver(config);
   return (request, env) => {
     const current = services.current;
-    const ip = current && request.method === "GET" ? plainIpPath(request.url) : null;
+    // A forged Host can move the path inside request.url: only a valid one is taken here.
+    const ip = current && request.method === "GET" && isValidHost(request.headers.get("host"))
+      ? plainIpPath(request.url)
+      : null;
     if (ip === null || request.headers.has("content-type")) return app(request, env);
     let caller: Caller | null = null;
     let body: string;

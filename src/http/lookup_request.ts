@@ -8,7 +8,13 @@ import {
   parseFieldSelection,
   parseFormat,
 } from "../format/mod.ts";
-import { type BodySource, declaresJsonBody, isJsonObject, readJsonBody } from "./body.ts";
+import {
+  type BodySource,
+  declaresJsonBody,
+  isJsonObject,
+  readJsonBody,
+  requireJsonContentType,
+} from "./body.ts";
 
 /** Largest accepted user-agent body (decisions.md). */
 export const UA_BODY_LIMIT = 8 * 1024;
@@ -53,6 +59,38 @@ export function withLookupRequest(
   );
 }
 
+/**
+ * `POST /ip/{ip}` with `{"userAgent": "..."}` (Content-Type application/json,
+ * else 415): the way to send a user-agent body that works on both servers.
+ */
+export async function withLookupBody(
+  c: Context,
+  answer: (request: LookupRequest) => Response | Promise<Response>,
+): Promise<Response> {
+  const request = readLookupQuery(c);
+  requireJsonContentType(c.req.raw.headers);
+  const body = await readJsonBody(requestBody(c), UA_BODY_LIMIT);
+  return answer({ ...request, userAgent: userAgentFromBody(body) ?? request.userAgent });
+}
+
+/**
+ * The items of `/bulk/{list}`: split on commas, spaces and tabs around each
+ * item ignored, and one trailing comma allowed (`a,b,` is two items). Other
+ * characters, line breaks included, stay and make that item invalid.
+ *
+ * @example splitBulkList("8.8.8.8, 1.1.1.1,") // ["8.8.8.8", "1.1.1.1"]
+ */
+export function splitBulkList(list: string): string[] {
+  const items = list.split(",").map(trimBulkItem);
+  if (items.length > 0 && items[items.length - 1] === "") items.pop();
+  return items;
+}
+
+/** A bulk item without the spaces and tabs around it (what people type after a comma). */
+export function trimBulkItem(item: string): string {
+  return item.replace(/^[ \t]+|[ \t]+$/g, "");
+}
+
 /** `{"userAgent": "..."}` → the string; an object without it → null; anything else → 400. */
 export function userAgentFromBody(body: unknown): string | null {
   if (!isJsonObject(body)) {
@@ -79,7 +117,7 @@ export function requestBody(c: Context): BodySource {
   const stream = c.req.raw.body ?? (c.env as { getBody?: BodySource["stream"] })?.getBody ?? null;
   if (!stream && c.req.method === "GET") {
     throw new BadRequestError(
-      "This server runs on Deno.serve, which drops GET request bodies: send the user agent in the ua query parameter or the User-Agent header, or start the server with --http-server node to accept the JSON body",
+      "This server runs on Deno.serve, which drops GET request bodies: POST the same JSON body to this path, or send the user agent in the ua query parameter or the User-Agent header, or start the server with --http-server node to accept the JSON body on GET",
     );
   }
   return { headers, stream };

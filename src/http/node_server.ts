@@ -6,6 +6,8 @@
  */
 
 import http from "node:http";
+import { BadRequestError } from "../errors.ts";
+import { checkRequest, rejectionResponse } from "./request_target.ts";
 
 /** What the handler receives as its second argument (Hono's `env`). */
 export interface NodeServeEnv {
@@ -29,13 +31,16 @@ export function serveWithNodeHttp(
 ): Promise<NodeServer> {
   const server = http.createServer(async (req, res) => {
     try {
-      const response = await handler(...toFetch(req));
+      const response = await answer(req, handler);
       const headers: Record<string, string | string[]> = {};
       response.headers.forEach((value, key) => {
         headers[key] = key === "set-cookie" ? [...(headers[key] ?? []), value] : value;
       });
       const body = new Uint8Array(await response.arrayBuffer());
-      headers["content-length"] = String(body.length);
+      // A HEAD answer states the GET body's length (set by the app); node sends no body.
+      if (req.method !== "HEAD" || !headers["content-length"]) {
+        headers["content-length"] = String(body.length);
+      }
       res.writeHead(response.status, headers);
       res.end(body);
     } catch (error) {
@@ -64,13 +69,45 @@ export function serveWithNodeHttp(
   });
 }
 
-function toFetch(req: http.IncomingMessage): [Request, NodeServeEnv] {
+/**
+ * Checks the request line and Host first (request_target.ts, as the app does):
+ * a method a Fetch Request cannot carry (TRACE) or a URL that cannot be built
+ * from a malformed Host must get a 4xx envelope, not a 500.
+ */
+function answer(req: http.IncomingMessage, handler: Handler): Response | Promise<Response> {
+  const method = req.method ?? "GET";
+  const target = originFormTarget(req.url ?? "/");
+  const problem = checkRequest(method, req.headers.host ?? null, target);
+  if (problem) return rejectionResponse(problem, target);
+  let converted: [Request, NodeServeEnv];
+  try {
+    converted = toFetch(req, method, target);
+  } catch (error) {
+    // Header bytes node accepts but the Fetch Headers class refuses, and the like.
+    const message = `Malformed request: ${(error as Error).message}`.slice(0, 200);
+    return rejectionResponse(new BadRequestError(message), target);
+  }
+  return handler(...converted);
+}
+
+/** `/path?query` as sent; the path and query of an absolute-form target; anything else as is. */
+function originFormTarget(url: string): string {
+  if (url.startsWith("/")) return url;
+  const absolute = /^https?:\/\/[^/?#]*(\/[^#]*)?$/i.exec(url);
+  return absolute ? absolute[1] ?? "/" : url;
+}
+
+function toFetch(
+  req: http.IncomingMessage,
+  method: string,
+  target: string,
+): [Request, NodeServeEnv] {
   const headers = new Headers();
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!);
   }
-  const url = `http://${headers.get("host") ?? "localhost"}${req.url ?? "/"}`;
-  const method = req.method ?? "GET";
+  // The Host was validated by checkRequest, so the URL's path is exactly the target.
+  const url = `http://${headers.get("host") || "localhost"}${target}`;
   const declaresBody = headers.has("content-length") || headers.has("transfer-encoding");
   const stream = declaresBody ? bodyStream(req) : null;
   const bodyless = method === "GET" || method === "HEAD";

@@ -1,7 +1,7 @@
 /** The lookup core: one address in, the full `data` object out. No HTTP, no KV, no formatting. */
 
 import { createEnrichment, type Enrichment } from "../enrich/warm.ts";
-import { BadRequestError, NotFoundError } from "../errors.ts";
+import { BadRequestError, NotFoundError, quoteInput } from "../errors.ts";
 import { type ParsedIp, parseIp } from "../ip/parse.ts";
 import { reservedRangeName } from "../ip/reserved.ts";
 import { assessSecurity, NO_FEEDS, type RiskSource } from "../risk/security.ts";
@@ -106,7 +106,7 @@ export function createLookup(deps: LookupDeps): Lookup {
     const found = languageByLowerCase.get(lang.toLowerCase());
     if (!found) {
       throw new BadRequestError(
-        `Unsupported lang "${lang}": the City database carries ${languages.join(", ")}`,
+        `Unsupported lang ${quoteInput(lang)}: the City database carries ${languages.join(", ")}`,
       );
     }
     return found;

@@ -79,6 +79,15 @@ Deno.test("once a key exists, keyless and wrong-key calls get 401 on every looku
     peer("203.0.113.9"),
   );
   assert.equal(post.status, 401);
+  const postIp = await fast(
+    new Request("http://localhost/ip/81.2.69.142", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ userAgent: "curl/8" }),
+    }),
+    peer("203.0.113.9"),
+  );
+  assert.equal(postIp.status, 401, "POST /ip/{ip} too");
   // The open routes stay open.
   for (const path of ["/health", "/openapi.json"]) {
     assert.equal((await get(path)).status, 200, path);

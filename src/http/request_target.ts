@@ -1,0 +1,101 @@
+/**
+ * The request as the client sent it: method, Host and request target.
+ *
+ * Deno.serve builds `request.url` by concatenating "http://", the Host header
+ * and the target, unchecked: `Host: x/ip/1.1.1.1?` turns `GET /health` into
+ * `http://x/ip/1.1.1.1?/health`, which a router reads as `/ip/1.1.1.1`. So the
+ * Host header is validated before anything routes or reads the query, and the
+ * target is recovered from the URL without trusting the Host part.
+ */
+
+import { type AppError, BadRequestError, MethodNotAllowedError, quoteInput } from "../errors.ts";
+import { type OutputFormat, parseFormat, renderError } from "../format/mod.ts";
+import { STATUS_BY_CODE } from "./status.ts";
+
+/** Every method some route answers (HEAD as GET without the body, OPTIONS for CORS). */
+export const SERVED_METHODS: readonly string[] = ["GET", "HEAD", "POST", "OPTIONS"];
+
+// RFC 9110 7.2 Host = uri-host [":" port], narrowed to what a client of this
+// API sends: a DNS name or IPv4 address, or a bracketed IPv6 literal.
+// Percent-encoding, userinfo (`@`), spaces and delimiters are refused.
+const HOST = /^(?:[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
+
+/** True for a missing Host (HTTP/1.0, in-process requests) or a well-formed one. */
+export function isValidHost(host: string | null): boolean {
+  if (host === null || host === "") return true;
+  const match = HOST.exec(host);
+  return match !== null && (match[1] === undefined || Number(match[1]) <= 65535);
+}
+
+/**
+ * The request target (path and query) as sent. The URL is
+ * `scheme://authority target`; when the authority is the Host header, it is cut
+ * off by its known length, so a `/` or `?` inside a forged Host cannot move
+ * the path. Otherwise (absolute-form targets, in-process requests) the
+ * authority was parsed and holds no `/`.
+ *
+ * @example requestTarget(new Request("http://localhost/ip/1.1.1.1?format=xml")) // "/ip/1.1.1.1?format=xml"
+ */
+export function requestTarget(request: Request): string {
+  const url = request.url;
+  const scheme = url.indexOf("://");
+  if (scheme === -1) return url; // `*` (OPTIONS *) or another non-URL target
+  const authorityStart = scheme + 3;
+  const host = request.headers.get("host");
+  if (host && url.startsWith(host, authorityStart)) {
+    const rest = url.slice(authorityStart + host.length);
+    if (rest.startsWith("/")) return rest;
+  }
+  const slash = url.indexOf("/", authorityStart);
+  return slash === -1 ? "/" : url.slice(slash);
+}
+
+/** The path of a target, without the query. */
+export function targetPath(target: string): string {
+  const query = target.indexOf("?");
+  return query === -1 ? target : target.slice(0, query);
+}
+
+/** The `format` a target asks for (errors are rendered in it), read from the target itself. */
+export function targetFormat(target: string): OutputFormat {
+  const query = target.indexOf("?");
+  if (query === -1) return "json";
+  try {
+    return parseFormat(new URLSearchParams(target.slice(query + 1)).get("format"));
+  } catch {
+    return "json";
+  }
+}
+
+/**
+ * What is wrong with a request before any route sees it, or null: a method no
+ * route serves (405), a malformed Host header (400), or a target that is not a
+ * path (400). Both servers call it first, the app as its first middleware.
+ */
+export function checkRequest(method: string, host: string | null, target: string): AppError | null {
+  if (!SERVED_METHODS.includes(method)) {
+    return new MethodNotAllowedError(
+      `Method ${quoteInput(method)} is not allowed: use ${SERVED_METHODS.join(", ")}`,
+      SERVED_METHODS,
+    );
+  }
+  if (!isValidHost(host)) {
+    return new BadRequestError(
+      `Invalid Host header ${
+        quoteInput(host!)
+      }: expected a host name or address and an optional port`,
+    );
+  }
+  if (!target.startsWith("/")) {
+    return new BadRequestError(`Invalid request target ${quoteInput(target)}: expected a path`);
+  }
+  return null;
+}
+
+/** The error envelope for a request refused before routing, in the format its target asks for. */
+export function rejectionResponse(error: AppError, target: string): Response {
+  const rendered = renderError(error.message, targetFormat(target));
+  const headers: Record<string, string> = { "content-type": rendered.contentType };
+  if (error instanceof MethodNotAllowedError) headers.allow = error.allow.join(", ");
+  return new Response(rendered.body, { status: STATUS_BY_CODE[error.code], headers });
+}

@@ -1,0 +1,93 @@
+import assert from "node:assert/strict";
+import { type Command, defineCommand, runCommand } from "../../src/cli/command.ts";
+import { UsageError } from "../../src/config.ts";
+
+// A command group shaped like `ipintel keys create|list|revoke`, run in-process.
+const calls: unknown[] = [];
+const ROOT: Command = {
+  summary: "test root",
+  subcommands: {
+    keys: {
+      summary: "Manage keys",
+      subcommands: {
+        create: defineCommand({
+          summary: "Create a key",
+          flags: {
+            name: { type: "string", placeholder: "<name>", description: "Key name" },
+            limit: { type: "string", placeholder: "<n>", description: "Requests per window" },
+            json: { type: "boolean", description: "Print JSON" },
+          },
+          run: ({ flags, config }) => {
+            if (!flags.name) throw new UsageError("Option --name is required");
+            calls.push({ create: flags, port: config.port });
+            return Promise.resolve(0);
+          },
+        }),
+        revoke: defineCommand({
+          summary: "Revoke a key",
+          usage: "<id>",
+          positionals: { min: 1, max: 1 },
+          run: ({ positionals }) => (calls.push({ revoke: positionals[0] }), Promise.resolve(0)),
+        }),
+      },
+    },
+  },
+};
+
+/** Runs the CLI with console output captured. */
+async function run(...args: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const { log, error } = console;
+  console.log = (...a: unknown[]) => out.push(a.join(" "));
+  console.error = (...a: unknown[]) => err.push(a.join(" "));
+  try {
+    const code = await runCommand(ROOT, args, {}, "t");
+    return { code, out: out.join("\n"), err: err.join("\n") };
+  } finally {
+    Object.assign(console, { log, error });
+  }
+}
+
+Deno.test("subcommands get their own flags, configuration flags and positionals", async () => {
+  calls.length = 0;
+  assert.equal((await run("keys", "create", "--name", "ci", "--json", "--port", "9000")).code, 0);
+  assert.equal((await run("keys", "revoke", "k_123")).code, 0);
+  assert.deepEqual(calls, [{ create: { name: "ci", json: true }, port: 9000 }, {
+    revoke: "k_123",
+  }]);
+});
+
+Deno.test("subcommand usage errors exit 2 naming the problem", async () => {
+  const cases: [string[], RegExp][] = [
+    [
+      ["keys", "create", "--nmae", "ci"],
+      /^t keys create: Unknown option --nmae: valid options are --name, --limit, --json/,
+    ],
+    [["keys", "create"], /^t keys create: Option --name is required$/],
+    [
+      ["keys", "revoke"],
+      /^t keys revoke: Missing argument\nUsage: t keys revoke <id> \[options\]$/,
+    ],
+    [["keys", "revoke", "a", "b"], /^t keys revoke: Unexpected argument "b"/],
+    [["keys", "rotate"], /^t keys: Unknown command "rotate"/],
+    [["keys"], /^t keys: Missing command/],
+    [["keys", "create", "--port", "x", "--name", "n"], /^t keys create: Invalid --port "x"/],
+  ];
+  for (const [args, message] of cases) {
+    const { code, err } = await run(...args);
+    assert.equal(code, 2, args.join(" "));
+    assert.match(err, message, args.join(" "));
+  }
+});
+
+Deno.test("group and subcommand help list what they declare", async () => {
+  const group = await run("keys", "--help");
+  assert.equal(group.code, 0);
+  assert.match(group.out, /^Usage: t keys <command> \[options\]$/m);
+  assert.match(group.out, /^\s+create\s+Create a key$/m);
+  assert.match(group.out, /^\s+revoke <id>\s+Revoke a key$/m);
+  const create = await run("keys", "create", "--help");
+  assert.match(create.out, /--name <name>\s+Key name/);
+  assert.match(create.out, /--json\s+Print JSON/);
+});
