@@ -51,10 +51,16 @@ interface CallerState {
   /** The limit of the latest request: the allowance is a share of what it leaves. */
   limit: number;
   synced: boolean;
+  /** When the last sync read this caller's counts, and when a request last used them. */
+  syncedAt: number;
   lastUsed: number;
+  /** A request is waiting for this caller's counts: the next sync must read them. */
+  wanted: boolean;
 }
 
 const ALLOWANCE_SHARE = 0.1;
+/** How old a used caller's shared counts may get before a background sync reads them again. */
+const REFRESH_MS = 1000;
 
 export class RateLimiter {
   private readonly states = new Map<string, CallerState>();
@@ -94,6 +100,7 @@ export class RateLimiter {
     const fast = this.tryConsume(caller, limit, windowSeconds, cost);
     if (fast) return fast;
     const state = this.stateOf(caller, windowSeconds, limit);
+    state.wanted = true;
     try {
       await this.sync();
     } catch (error) {
@@ -150,7 +157,9 @@ export class RateLimiter {
         allowance: 0,
         limit,
         synced: false,
+        syncedAt: 0,
         lastUsed: this.now(),
+        wanted: false,
       };
       this.states.set(key, state);
     }
@@ -215,6 +224,12 @@ export class RateLimiter {
         this.states.delete(key);
         continue;
       }
+      let pending = false;
+      for (const counts of state.windows.values()) pending ||= counts.pending > 0;
+      // Read a caller only when it has counts to share, a request waits for it, or it was used
+      // since a read that is getting old (so that RateLimit-Remaining stays near the truth).
+      const stale = state.lastUsed > state.syncedAt && now - state.syncedAt >= REFRESH_MS;
+      if (!pending && !state.wanted && state.synced && !stale) continue;
       const indexes = new Set([index - 1, index]);
       for (const [i, counts] of state.windows) if (counts.pending > 0) indexes.add(i);
       for (const i of indexes) {
@@ -237,6 +252,8 @@ export class RateLimiter {
     });
     for (const state of touched) {
       state.synced = true;
+      state.syncedAt = now;
+      state.wanted = false;
       // What was admitted while the sync ran is still pending: it counts against the allowance.
       state.sinceSync = 0;
       for (const counts of state.windows.values()) state.sinceSync += counts.pending;

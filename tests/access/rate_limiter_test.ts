@@ -157,3 +157,29 @@ Deno.test("KV counters add up exactly under concurrent writers", async () => {
     kv.close();
   }
 });
+
+Deno.test("a background sync writes what is pending and reads only callers in use", async () => {
+  const inner = new MemoryRateCounters();
+  const seen: string[][] = [];
+  const counters = {
+    sync(updates: Parameters<MemoryRateCounters["sync"]>[0]) {
+      seen.push([...new Set(updates.map((u) => u.caller))]);
+      return inner.sync(updates);
+    },
+  };
+  const { limiter, advance } = limiterAt(counters as MemoryRateCounters);
+  await limiter.consume("busy", 1000, 60);
+  await limiter.consume("quiet", 1000, 60);
+  await limiter.sync(); // both admissions shared
+  seen.length = 0;
+  limiter.tryConsume("busy", 1000, 60); // pending, not yet shared
+  await limiter.sync();
+  assert.deepEqual(seen, [["busy"]], "only the caller with a pending count");
+  advance(0.5);
+  await limiter.sync();
+  assert.deepEqual(seen.slice(1), [], "nothing pending, nothing old: no KV traffic");
+  advance(1);
+  limiter.tryConsume("busy", 1000, 60);
+  await limiter.sync();
+  assert.deepEqual(seen.slice(1), [["busy"]], "the idle caller is not read again");
+});
