@@ -48,25 +48,19 @@ export function describeAccess(
   config: Pick<Config, "auth" | "host" | "rateLimit" | "rateWindow" | "anonRateLimit">,
 ): string[] {
   const mode: AuthMode = access.mode();
-  const lines: string[] = [];
-  const limits = `keys: ${rate(config.rateLimit, config.rateWindow)}; keyless: ${
-    rate(config.anonRateLimit, config.rateWindow)
-  }`;
-  if (mode === "off") {
+  const keyed = `keys: ${rate(config.rateLimit, config.rateWindow)}`;
+  const keyless = `keyless: ${rate(config.anonRateLimit, config.rateWindow)}`;
+  if (mode === "required") return [`ipintel: auth required (${keyed})`];
+  if (mode === "optional") return [`ipintel: auth optional (${keyed}; ${keyless})`];
+  const lines = [
+    config.auth === "auto"
+      ? 'ipintel: auth off (no API keys yet; create one with "deno task ipintel keys create --name NAME" and auth becomes required)'
+      : "ipintel: auth off (IPINTEL_AUTH=off): no keys checked, no rate limits",
+  ];
+  if (!isLoopback(config.host)) {
     lines.push(
-      config.auth === "auto"
-        ? 'ipintel: auth off (no API keys yet; create one with "deno task ipintel keys create --name NAME" and auth becomes required)'
-        : "ipintel: auth off (IPINTEL_AUTH=off): no keys checked, no rate limits",
+      `ipintel: WARNING: listening on ${config.host} with auth off: anyone who can reach this address can use the API without a key or a limit; set IPINTEL_AUTH=required or HOST=127.0.0.1`,
     );
-    if (!isLoopback(config.host)) {
-      lines.push(
-        `ipintel: WARNING: listening on ${config.host} with auth off: anyone who can reach this address can use the API without a key or a limit; set IPINTEL_AUTH=required or HOST=127.0.0.1`,
-      );
-    }
-  } else if (mode === "required") {
-    lines.push(`ipintel: auth required (${limits.split(";")[0]})`);
-  } else {
-    lines.push(`ipintel: auth optional (${limits})`);
   }
   return lines;
 }

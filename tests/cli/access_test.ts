@@ -1,0 +1,36 @@
+import assert from "node:assert/strict";
+import { AccessControl, type AuthSetting } from "../../src/access/access.ts";
+import { KeyTable } from "../../src/access/key_table.ts";
+import { RateLimiter } from "../../src/access/rate_limiter.ts";
+import { describeAccess } from "../../src/cli/access.ts";
+import { MemoryKeyStore } from "../../src/store/keys.ts";
+import { MemoryRateCounters } from "../../src/store/rate_counts.ts";
+
+async function lines(auth: AuthSetting, host: string, withKey = false) {
+  const store = new MemoryKeyStore();
+  if (withKey) await store.create({ name: "k" });
+  const keys = new KeyTable(store);
+  await keys.refresh();
+  const config = { auth, host, rateLimit: 1000, rateWindow: 60, anonRateLimit: 0 };
+  const access = new AccessControl(
+    config,
+    keys,
+    new RateLimiter({ counters: new MemoryRateCounters() }),
+  );
+  return describeAccess(access, config).join("\n");
+}
+
+Deno.test("start-up says the auth mode, and warns when an open API faces the network", async () => {
+  assert.match(await lines("auto", "127.0.0.1"), /^ipintel: auth off \(no API keys yet/);
+  assert.doesNotMatch(await lines("auto", "127.0.0.1"), /WARNING/);
+  assert.match(await lines("auto", "0.0.0.0"), /WARNING: listening on 0\.0\.0\.0 with auth off/);
+  assert.match(await lines("off", "::"), /WARNING: listening on :: with auth off/);
+  assert.equal(
+    await lines("auto", "0.0.0.0", true),
+    "ipintel: auth required (keys: 1000 requests per 60 s)",
+  );
+  assert.equal(
+    await lines("optional", "0.0.0.0"),
+    "ipintel: auth optional (keys: 1000 requests per 60 s; keyless: unlimited)",
+  );
+});
