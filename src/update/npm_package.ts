@@ -43,6 +43,47 @@ export async function fetchPackage(
   return readTar(await gunzip(compressed));
 }
 
+/**
+ * When the registry says the version was published (the packument's `time`);
+ * null when it cannot tell. The date of a package's data, not of our build.
+ */
+export async function publishedAt(
+  registry: string,
+  pkg: Pick<PinnedPackage, "name" | "version">,
+  fetchFn: typeof fetch = fetch,
+): Promise<Date | null> {
+  try {
+    const info = await packageInfo(registry, pkg.name, fetchFn);
+    const time = Date.parse(info.time?.[pkg.version] ?? "");
+    return Number.isNaN(time) ? null : new Date(time);
+  } catch {
+    return null; // the date is informative; the build does not depend on it
+  }
+}
+
+/** What we read of a package's registry document. */
+export interface PackageInfo {
+  "dist-tags"?: { latest?: string };
+  versions?: Record<string, { dist?: { integrity?: string } }>;
+  time?: Record<string, string>;
+}
+
+/** Fetches a package's registry document (`<registry>/<name>`). */
+export async function packageInfo(
+  registry: string,
+  name: string,
+  fetchFn: typeof fetch = fetch,
+  signal?: AbortSignal,
+): Promise<PackageInfo> {
+  const url = `${registry.replace(/\/+$/, "")}/${name.replace("/", "%2F")}`;
+  const response = await fetchFn(url, { signal });
+  if (!response.ok) {
+    await response.body?.cancel();
+    throw new Error(`Package lookup of ${name} failed: HTTP ${response.status} from ${url}`);
+  }
+  return await response.json() as PackageInfo;
+}
+
 /** Decompresses gzip data with the platform's DecompressionStream. */
 export async function gunzip(bytes: Uint8Array): Promise<Uint8Array> {
   const stream = new Blob([bytes as Uint8Array<ArrayBuffer>]).stream().pipeThrough(
