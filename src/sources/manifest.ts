@@ -1,5 +1,7 @@
 /** `data/manifest.json`: what each installed data file is, where it came from, and its hash. */
 
+import type { SourceFormat } from "./sources_file.ts";
+
 /** The kinds of source a data directory can hold. */
 export type SourceKind =
   | "city"
@@ -51,6 +53,8 @@ export interface ManifestEntry {
   /** The source's name in the sources file (older manifests lack it: the kind stands in). */
   name?: string;
   kind: SourceKind;
+  /** The sources file's format (feeds: how to re-read the kept download). */
+  format?: SourceFormat;
   /** The database the server opens (for feeds, the tree compiled from every list of the kind). */
   file: string;
   sha256: string;
