@@ -4,8 +4,9 @@ import type { Config } from "../config.ts";
 import { createApp, type ServiceSlot } from "../http/app.ts";
 import { type FetchHandler, withFastLookup } from "../http/fast_lookup.ts";
 import { serveWithNodeHttp } from "../http/node_server.ts";
-import { ensureData } from "./data.ts";
-import { createServices } from "./services.ts";
+import { watchManifest } from "../sources/manifest_watch.ts";
+import { ensureData, runDataUpdate } from "./data.ts";
+import { createServices, createSharedParts } from "./services.ts";
 
 /** Serves until SIGINT/SIGTERM, then stops accepting and finishes in-flight requests. */
 export async function runServe(config: Config): Promise<number> {
@@ -13,19 +14,61 @@ export async function runServe(config: Config): Promise<number> {
   const services: ServiceSlot = { current: null };
   const app = createApp({ services, config });
   const server = await listen(config, withFastLookup(services, config, app.fetch));
+  const stopping = new AbortController();
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    Deno.addSignalListener(signal, () => server.close());
+    Deno.addSignalListener(signal, () => {
+      stopping.abort();
+      server.close();
+    });
   }
+  const shared = createSharedParts();
   try {
     await ensureData(config);
-    services.current = await createServices(config);
+    services.current = await createServices(config, shared);
     console.error(`ipintel: data loaded from ${config.dataDir}`);
   } catch (error) {
     await server.close();
     throw error;
   }
+  // Hot reload: a new manifest means a new, complete set; swap it in whole or not at all.
+  const watch = watchManifest(config.dataDir, async () => {
+    try {
+      services.current = await createServices(config, shared);
+      console.error(`ipintel: new data loaded from ${config.dataDir}`);
+    } catch (error) {
+      console.error(
+        `ipintel: new data in ${config.dataDir} not loaded, still serving the previous set: ${
+          error instanceof Error ? error.message : error
+        }`,
+      );
+    }
+  });
+  const schedule = config.updateInterval > 0 ? scheduleUpdates(config, stopping.signal) : null;
   await server.finished;
+  watch.close();
+  await schedule;
   return 0;
+}
+
+/** Runs `data update` every `updateInterval` seconds until stopped; the watch loads the result. */
+async function scheduleUpdates(config: Config, signal: AbortSignal): Promise<void> {
+  while (!signal.aborted) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, config.updateInterval * 1000);
+      function done() {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        resolve();
+      }
+      signal.addEventListener("abort", done);
+    });
+    if (signal.aborted) return;
+    try {
+      await runDataUpdate(config, signal);
+    } catch (error) {
+      console.error(`update: ${error instanceof Error ? error.message : error}`);
+    }
+  }
 }
 
 async function listen(config: Config, handler: FetchHandler) {

@@ -22,6 +22,7 @@ import {
 } from "./lookup_request.ts";
 import { OPENAPI_DOCUMENT } from "./openapi.ts";
 import { STATUS_BY_CODE } from "./status.ts";
+import { registerStatusRoute } from "./status_route.ts";
 
 /** The loaded data and lookup; `current` is null while the data is still loading. */
 export interface ServiceSlot {
@@ -75,6 +76,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
     return c.body(body, 200, jsonHeaders);
   });
   app.get("/openapi.json", (c) => c.body(openApiBody, 200, jsonHeaders));
+  registerStatusRoute(app, services, jsonHeaders);
 
   app.get(
     "/ip/:ip{.+}",
@@ -144,14 +146,21 @@ export function createApp(deps: AppDeps): Hono<Env> {
         `Too many addresses in bulk request: ${ips.length} given, at most ${config.bulkMax}`,
       );
     }
+    // One data set for the whole list, even if a reload swaps it meanwhile.
+    const current = services.current;
+    if (!current) throw new DataUnavailableError(LOADING_MESSAGE);
     const responseArray: Json[] = ips.map((ip) =>
-      applySelection(lookupItem(ip, request), request.selection)
+      applySelection(lookupItem(ip, request, current.lookup), request.selection)
     );
     return send(c, 200, renderSuccess({ responseArray }, request.format));
   }
 
   /** One bulk item: a result, or the failure in place; other errors fail the whole call. */
-  function lookupItem(ip: string, request: LookupRequest): LookupResult | FailedItem {
+  function lookupItem(
+    ip: string,
+    request: LookupRequest,
+    lookup: Lookup,
+  ): LookupResult | FailedItem {
     try {
       return lookup(ip, request);
     } catch (error) {

@@ -272,6 +272,13 @@ export const OPENAPI_DOCUMENT = {
         responses: { "200": { description: "Service status" } },
       },
     },
+    "/status": {
+      get: {
+        summary:
+          "Each loaded source's data date, age, size, licence; configured sources that are absent",
+        responses: { "200": { description: "Data status" }, "503": { description: "Loading" } },
+      },
+    },
     "/openapi.json": {
       get: {
         summary: "This document",

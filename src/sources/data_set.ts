@@ -8,6 +8,7 @@ import { DataUnavailableError } from "../errors.ts";
 import type { MmdbDatabase } from "../mmdb/reader.ts";
 import { createRiskSource, type FeedMembership, type RiskSource } from "../risk/security.ts";
 import {
+  DATABASE_KINDS,
   type DatabaseKind,
   entryName,
   FEED_KINDS,
@@ -154,8 +155,15 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
   }
   const risk = createRiskSource({ ...feeds, anonymousIp });
   const names = new Set(installed.map((s) => s.name));
+  // A database kind has one source: an installed one (maybe under an older name, or the
+  // operator's own file) stands for the configured one.
+  const databaseKinds = new Set<SourceKind>(
+    installed.filter((s) => (DATABASE_KINDS as readonly string[]).includes(s.kind)).map((s) =>
+      s.kind
+    ),
+  );
   const absent = (options.configured ?? [])
-    .filter((s) => !names.has(s.name) && !operator.some((d) => d.kind === s.kind))
+    .filter((s) => !names.has(s.name) && !databaseKinds.has(s.kind))
     .map((s) => ({
       name: s.name,
       kind: s.kind,
