@@ -4,8 +4,8 @@ import type { Config } from "../config.ts";
 import { createApp, type ServiceSlot } from "../http/app.ts";
 import { type FetchHandler, withFastLookup } from "../http/fast_lookup.ts";
 import { serveWithNodeHttp } from "../http/node_server.ts";
-import { watchManifest } from "../sources/manifest_watch.ts";
 import { ensureData, runDataUpdate } from "./data.ts";
+import { startHotReload } from "./reload.ts";
 import { createServices, createSharedParts } from "./services.ts";
 
 /** Serves until SIGINT/SIGTERM, then stops accepting and finishes in-flight requests. */
@@ -30,19 +30,7 @@ export async function runServe(config: Config): Promise<number> {
     await server.close();
     throw error;
   }
-  // Hot reload: a new manifest means a new, complete set; swap it in whole or not at all.
-  const watch = watchManifest(config.dataDir, async () => {
-    try {
-      services.current = await createServices(config, shared);
-      console.error(`ipintel: new data loaded from ${config.dataDir}`);
-    } catch (error) {
-      console.error(
-        `ipintel: new data in ${config.dataDir} not loaded, still serving the previous set: ${
-          error instanceof Error ? error.message : error
-        }`,
-      );
-    }
-  });
+  const watch = startHotReload(config, services, shared);
   const schedule = config.updateInterval > 0 ? scheduleUpdates(config, stopping.signal) : null;
   await server.finished;
   watch.close();

@@ -29,7 +29,7 @@ export function watchManifest(
   let debounce: ReturnType<typeof setTimeout> | undefined;
 
   const read = () => Deno.readTextFile(path).catch(() => null);
-  const check = async () => {
+  const check = () => {
     if (running) {
       again = true;
       return;
