@@ -54,7 +54,7 @@ export function verifyMmdb<T>(
   }
   if (options.kind && !TYPE_PATTERNS[options.kind].test(m.databaseType)) {
     throw new Error(
-      `database_type "${m.databaseType}" is not a ${options.kind} database`,
+      `database_type "${m.databaseType}" is not a database of kind "${options.kind}"`,
     );
   }
   const networks = checkTree(bytes, m.nodeCount, m.recordSize);

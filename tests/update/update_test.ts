@@ -270,7 +270,7 @@ Deno.test("data update installs a downloaded MMDB after checking it, and refuses
       const [body, error] of [
         [corrupt, /node 0 points outside the data section/],
         [good.subarray(0, good.length - 40), /Not a valid MaxMind DB|metadata/],
-        [cityDb("GeoLite2-ASN"), /database_type "GeoLite2-ASN" is not a city database/],
+        [cityDb("GeoLite2-ASN"), /database_type "GeoLite2-ASN" is not a database of kind "city"/],
       ] as const
     ) {
       server.routes.set("/city.mmdb", { body });
