@@ -26,6 +26,14 @@ export async function runServe(config: Config): Promise<number> {
     await ensureData(config);
     services.current = await createServices(config, shared);
     console.error(`ipintel: data loaded from ${config.dataDir}`);
+    const absent = services.current.data.absent;
+    if (absent.length) {
+      console.error(
+        `ipintel: not installed (their flags answer null): ${
+          absent.map((s) => s.name).join(", ")
+        }; run "deno task ipintel data update" (details at /status)`,
+      );
+    }
   } catch (error) {
     await server.close();
     throw error;
