@@ -127,7 +127,10 @@ async function attemptDownload(url: string, options: DownloadOptions): Promise<D
       );
     }
     if (error instanceof HttpError || (error as Error).message.startsWith("Truncated")) throw error;
-    throw new Error(`Download from ${url} failed: ${(error as Error).message}`);
+    // fetch() says only "fetch failed"; the cause says why (DNS, refused, TLS).
+    const cause = (error as Error).cause;
+    const why = cause instanceof Error ? `: ${cause.message}` : "";
+    throw new Error(`Download from ${url} failed: ${(error as Error).message}${why}`);
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener("abort", onAbort);
