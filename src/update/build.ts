@@ -25,6 +25,8 @@ export interface BuildOptions {
   progress: Progress;
   fetchFn?: typeof fetch;
   now?: () => Date;
+  /** Stops the build (Ctrl-C); nothing partial is left behind. */
+  signal?: AbortSignal;
 }
 
 export interface BuildReport {
@@ -40,6 +42,7 @@ export async function buildDefaultData(options: BuildOptions): Promise<BuildRepo
   const { dataDir, progress } = options;
   const now = options.now ?? (() => new Date());
   await Deno.mkdir(dataDir, { recursive: true });
+  await removeStaleTemporaries(dataDir);
   const manifest: Manifest = (await readManifest(dataDir)) ?? { sources: [] };
   const report: BuildReport = { built: [], upToDate: [] };
 
@@ -57,6 +60,7 @@ export async function buildDefaultData(options: BuildOptions): Promise<BuildRepo
       source.package,
       progress,
       options.fetchFn,
+      options.signal,
     );
     const published = await publishedAt(options.registry, source.package, options.fetchFn);
     const bytes = await buildFile(source, files, progress, published);
@@ -68,6 +72,7 @@ export async function buildDefaultData(options: BuildOptions): Promise<BuildRepo
       throw new Error(`${provenance(source)} gave no usable database: ${(error as Error).message}`);
     }
     const { metadata } = verified.db;
+    if (options.signal?.aborted) throw new Error(`Build of ${source.file} was cancelled`);
     await writeFileAtomic(`${dataDir}/${source.file}`, bytes);
     const entry: ManifestEntry = {
       name,
@@ -95,6 +100,14 @@ export async function buildDefaultData(options: BuildOptions): Promise<BuildRepo
     report.built.push(source.file);
   }
   return report;
+}
+
+/** Temporary files of an earlier run that was killed (`<file>.tmp-<pid>`, `.download-…`). */
+async function removeStaleTemporaries(dataDir: string): Promise<void> {
+  for await (const item of Deno.readDir(dataDir)) {
+    const stale = /\.tmp-\d+$/.test(item.name) || item.name.startsWith(".download-");
+    if (item.isFile && stale) await Deno.remove(`${dataDir}/${item.name}`).catch(() => {});
+  }
 }
 
 async function isCurrent(dataDir: string, entry: ManifestEntry, source: DefaultSource) {

