@@ -48,6 +48,7 @@ export function helpText(): string {
     "Commands:",
     "  serve                      Serve the HTTP API (builds the default data on first run)",
     "  data [--force]             Download and build the default data into the data directory",
+    "  data update [--sources F]  Update every source of the sources file (security feeds included)",
     "  lookup <ip> [<ip> ...]     Print the API's data object for each address, one JSON per line",
     "         [--ua <string>]     User-agent string to parse into userAgent",
     "         [--lang <code>]     Language of place names (e.g. de, fr, ja, pt-BR); default en",
