@@ -34,7 +34,7 @@
 
 import { Buffer } from "node:buffer";
 import { Reader } from "mmdb-lib";
-import { readManifest } from "../src/update/manifest.ts";
+import { readManifest } from "../src/sources/manifest.ts";
 import { randomPublicAddresses } from "./_addresses.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;

@@ -40,7 +40,8 @@ import { openMmdb } from "../src/mmdb/reader.ts";
 import type { DataSet } from "../src/sources/data_set.ts";
 import type { AsnRecord, CityRecord } from "../src/sources/records.ts";
 import { createUserAgentParser } from "../src/ua/parse.ts";
-import { readManifest } from "../src/update/manifest.ts";
+import { NO_FEEDS } from "../src/risk/security.ts";
+import { readManifest } from "../src/sources/manifest.ts";
 import { randomPublicAddresses } from "./_addresses.ts";
 
 const DATA_DIR = Deno.env.get("IPINTEL_DATA_DIR") ??
@@ -83,7 +84,14 @@ function freshLookup(): Lookup {
   const data: DataSet = {
     city: openMmdb<CityRecord>(cityBytes, { cacheSize: CACHE_SIZE }),
     asn: openMmdb<AsnRecord>(asnBytes, { cacheSize: CACHE_SIZE }),
+    isp: null,
+    connectionType: null,
+    domain: null,
+    anonymousIp: null,
+    risk: NO_FEEDS,
     manifest,
+    installed: [],
+    absent: [],
   };
   return createLookup({
     data,

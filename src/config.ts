@@ -31,6 +31,21 @@ export interface Config {
   rateLimit: number;
   rateWindow: number;
   anonRateLimit: number;
+  /** The sources file `data update` installs from (and /status reports against). */
+  sourcesFile: string;
+  /** Seconds between scheduled updates in the server; 0 = never. */
+  updateInterval: number;
+  /** Seconds a download may go without receiving anything. */
+  updateTimeout: number;
+  maxmindAccountId: string | null;
+  maxmindLicenseKey: string | null;
+  /** Operators' own MaxMind DB files, each replacing the installed database of its kind. */
+  cityDb: string | null;
+  asnDb: string | null;
+  ispDb: string | null;
+  connectionTypeDb: string | null;
+  anonymousIpDb: string | null;
+  domainDb: string | null;
 }
 
 /** One setting: its environment variable, its flag, default and parser. */
@@ -44,6 +59,7 @@ interface OptionSpec<K extends keyof Config> {
 }
 
 // Relative to this module, so `deno compile --include data/` finds the embedded copy.
+const DEFAULT_SOURCES_FILE = () => join(import.meta.dirname!, "..", "data", "sources.json");
 const DEFAULT_DATA_DIR = () => join(import.meta.dirname!, "..", "data");
 
 /** Every setting, in the order the README's configuration table lists them. */
@@ -160,6 +176,65 @@ export const OPTIONS: readonly OptionSpec<keyof Config>[] = [
     "Requests per window for each keyless client address (IPv6 per /64) with IPINTEL_AUTH=optional (0: unlimited)",
     () => 60,
     integerIn(0, 1_000_000_000),
+  ),
+  option(
+    "sourcesFile",
+    "IPINTEL_SOURCES",
+    "sources",
+    "Sources file that `data update` installs (see data/sources.json)",
+    DEFAULT_SOURCES_FILE,
+    nonEmpty,
+  ),
+  option(
+    "updateInterval",
+    "IPINTEL_UPDATE_INTERVAL",
+    "update-interval",
+    "Run `data update` in the server this often (e.g. 6h, 30m, 1d; at least 1m); off by default",
+    () => 0,
+    duration(60),
+  ),
+  option(
+    "updateTimeout",
+    "IPINTEL_UPDATE_TIMEOUT",
+    "update-timeout",
+    "Seconds a download may receive nothing before it is abandoned",
+    () => 30,
+    integerIn(1, 3600),
+  ),
+  option(
+    "maxmindAccountId",
+    "IPINTEL_MAXMIND_ACCOUNT_ID",
+    "maxmind-account-id",
+    "MaxMind account id for tar.gz sources on download.maxmind.com",
+    () => null,
+    nonEmpty,
+  ),
+  option(
+    "maxmindLicenseKey",
+    "IPINTEL_MAXMIND_LICENSE_KEY",
+    "maxmind-license-key",
+    "MaxMind licence key (prefer the variable: flags show in process lists)",
+    () => null,
+    nonEmpty,
+  ),
+  ...(
+    [
+      ["cityDb", "CITY", "city", "City (GeoIP2/GeoLite2/DB-IP City or Country layout)"],
+      ["asnDb", "ASN", "asn", "ASN (GeoLite2-ASN layout)"],
+      ["ispDb", "ISP", "isp", "GeoIP2 ISP"],
+      ["connectionTypeDb", "CONNECTION_TYPE", "connection-type", "GeoIP2 Connection-Type"],
+      ["anonymousIpDb", "ANONYMOUS_IP", "anonymous-ip", "GeoIP2 Anonymous-IP"],
+      ["domainDb", "DOMAIN", "domain", "GeoIP2 Domain"],
+    ] as const
+  ).map(([key, env, flag, what]) =>
+    option(
+      key,
+      `IPINTEL_${env}_DB`,
+      `${flag}-db`,
+      `Your own ${what} MMDB file, used instead of the installed one`,
+      () => null,
+      nonEmpty,
+    )
   ),
 ];
 
@@ -400,5 +475,24 @@ function oneOf<T extends string>(...values: readonly T[]) {
     const value = text.trim().toLowerCase() as T;
     if (!values.includes(value)) throw invalid(name, text, `one of ${values.join(", ")}`);
     return value;
+  };
+}
+
+/** A duration: seconds, or a number with s, m, h or d; 0 or "off" disables. */
+function duration(minSeconds: number) {
+  const units: Record<string, number> = { "": 1, s: 1, m: 60, h: 3600, d: 86400 };
+  return (text: string, name: string): number => {
+    const t = text.trim().toLowerCase();
+    if (t === "off" || t === "0") return 0;
+    const match = /^(\d{1,7})\s*([smhd]?)$/.exec(t);
+    const seconds = match ? Number(match[1]) * units[match[2]!]! : NaN;
+    if (!(seconds >= minSeconds && seconds <= 366 * 86400)) {
+      throw invalid(
+        name,
+        text,
+        `a duration such as 30m, 6h or 1d (at least ${minSeconds} s), or off`,
+      );
+    }
+    return seconds;
   };
 }

@@ -63,10 +63,14 @@ export interface UserAgent {
 
 export type ThreatLevel = "low" | "medium" | "high";
 
+/**
+ * `null` = unknown (no source for that flag is installed); `false` = a loaded
+ * source says no. `isThreat` is null only when no security source is installed.
+ */
 export interface Security {
-  isVpn: boolean;
-  isTor: boolean;
-  isThreat: ThreatLevel;
+  isVpn: boolean | null;
+  isTor: boolean | null;
+  isThreat: ThreatLevel | null;
 }
 
 /** The `data` object of one lookup. Every key is always present. */

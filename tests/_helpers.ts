@@ -5,8 +5,8 @@ import type { ForwardedHeader } from "../src/http/client_address.ts";
 import { createLookup, type Lookup } from "../src/lookup/lookup.ts";
 import { type MmdbValue, MmdbWriter, uint16 } from "../src/mmdb/writer.ts";
 import { type DataSet, openDataSet } from "../src/sources/data_set.ts";
-import type { ManifestEntry } from "../src/update/manifest.ts";
-import { writeManifest } from "../src/update/manifest.ts";
+import type { ManifestEntry } from "../src/sources/manifest.ts";
+import { writeManifest } from "../src/sources/manifest.ts";
 import { createUserAgentParser } from "../src/ua/parse.ts";
 
 /** A fixed instant: 2026-07-01T12:00:00Z (northern summer, so DST is active in Europe). */

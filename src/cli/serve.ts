@@ -6,9 +6,10 @@ import { createApp, type ServiceSlot } from "../http/app.ts";
 import { type FetchHandler, withFastLookup } from "../http/fast_lookup.ts";
 import { serveWithNodeHttp } from "../http/node_server.ts";
 import { describeAccess, startAccess } from "./access.ts";
-import { ensureData } from "./data.ts";
+import { ensureData, runDataUpdate } from "./data.ts";
 import { openKv } from "./kv.ts";
-import { createServices } from "./services.ts";
+import { startHotReload } from "./reload.ts";
+import { createServices, createSharedParts } from "./services.ts";
 
 export const serveCommand = defineCommand({
   summary: "Serve the HTTP API (builds the default data on first run)",
@@ -25,23 +26,63 @@ export async function runServe(config: Config): Promise<number> {
   const app = createApp({ services, config, access, logError });
   const server = await listen(config, withFastLookup(services, config, app.fetch, access));
   for (const line of describeAccess(access, config)) console.error(line);
+  const stopping = new AbortController();
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    Deno.addSignalListener(signal, () => server.close());
+    Deno.addSignalListener(signal, () => {
+      stopping.abort();
+      server.close();
+    });
   }
-  try {
-    await ensureData(config);
-    services.current = await createServices(config);
-    console.error(`ipintel: data loaded from ${config.dataDir}`);
-  } catch (error) {
-    await server.close();
-    throw error;
-  } finally {
-    await server.finished;
-    // After the last request: the remaining counts reach the KV before it closes.
+  /** After the last request: the remaining counts reach the KV before it closes. */
+  const release = async () => {
     await closeAccess().catch(logError);
     kv.close();
+  };
+  const shared = createSharedParts();
+  try {
+    await ensureData(config, stopping.signal);
+    services.current = await createServices(config, shared);
+    console.error(`ipintel: data loaded from ${config.dataDir}`);
+    const absent = services.current.data.absent;
+    if (absent.length) {
+      console.error(
+        `ipintel: not installed (their flags answer null): ${
+          absent.map((s) => s.name).join(", ")
+        }; run "deno task ipintel data update" (details at /status)`,
+      );
+    }
+  } catch (error) {
+    await server.close();
+    await release();
+    throw error;
   }
+  const watch = startHotReload(config, services, shared);
+  const schedule = config.updateInterval > 0 ? scheduleUpdates(config, stopping.signal) : null;
+  await server.finished;
+  watch.close();
+  await schedule;
+  await release();
   return 0;
+}
+
+async function scheduleUpdates(config: Config, signal: AbortSignal): Promise<void> {
+  while (!signal.aborted) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, config.updateInterval * 1000);
+      function done() {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        resolve();
+      }
+      signal.addEventListener("abort", done);
+    });
+    if (signal.aborted) return;
+    try {
+      await runDataUpdate(config, signal);
+    } catch (error) {
+      console.error(`update: ${error instanceof Error ? error.message : error}`);
+    }
+  }
 }
 
 async function listen(config: Config, handler: FetchHandler) {

@@ -1,9 +1,10 @@
 /** Assembles the lookup core from configuration: the one place dependencies are wired. */
 
 import type { Config } from "../config.ts";
-import { createEnrichment } from "../enrich/warm.ts";
+import { createEnrichment, type Enrichment } from "../enrich/warm.ts";
 import { createLookup, type Lookup } from "../lookup/lookup.ts";
-import { type DataSet, openDataSet } from "../sources/data_set.ts";
+import { type DataSet, openDataSet, type OperatorDatabase } from "../sources/data_set.ts";
+import { readSourcesFile } from "../sources/sources_file.ts";
 import { createUserAgentParser } from "../ua/parse.ts";
 
 export interface Services {
@@ -11,14 +12,47 @@ export interface Services {
   lookup: Lookup;
 }
 
+/** Parts that outlive a data set: warmed caches are shared across reloads. */
+export interface SharedParts {
+  enrichment: Enrichment;
+  parseUserAgent: ReturnType<typeof createUserAgentParser>;
+}
+
 /** Opens the data directory and builds the lookup function over it. */
-export async function createServices(config: Config): Promise<Services> {
-  const data = await openDataSet(config.dataDir, { cacheSize: config.cacheSize });
+export async function createServices(config: Config, shared?: SharedParts): Promise<Services> {
+  const parts = shared ?? createSharedParts();
+  const configured = await readSourcesFile(config.sourcesFile).then((f) => f.sources);
+  const data = await openDataSet(config.dataDir, {
+    cacheSize: config.cacheSize,
+    databases: operatorDatabases(config),
+    configured,
+  });
   const lookup = createLookup({
     data,
     now: () => new Date(),
-    parseUserAgent: createUserAgentParser({ cacheSize: 10_000 }),
-    enrichment: createEnrichment({ warm: true }),
+    parseUserAgent: parts.parseUserAgent,
+    enrichment: parts.enrichment,
   });
   return { data, lookup };
+}
+
+/** The warmed enrichment and user-agent caches. */
+export function createSharedParts(): SharedParts {
+  return {
+    enrichment: createEnrichment({ warm: true }),
+    parseUserAgent: createUserAgentParser({ cacheSize: 10_000 }),
+  };
+}
+
+/** The operator's own databases from IPINTEL_*_DB. */
+export function operatorDatabases(config: Config): OperatorDatabase[] {
+  const all: [OperatorDatabase["kind"], string | null, string][] = [
+    ["city", config.cityDb, "IPINTEL_CITY_DB"],
+    ["asn", config.asnDb, "IPINTEL_ASN_DB"],
+    ["isp", config.ispDb, "IPINTEL_ISP_DB"],
+    ["connection-type", config.connectionTypeDb, "IPINTEL_CONNECTION_TYPE_DB"],
+    ["anonymous-ip", config.anonymousIpDb, "IPINTEL_ANONYMOUS_IP_DB"],
+    ["domain", config.domainDb, "IPINTEL_DOMAIN_DB"],
+  ];
+  return all.flatMap(([kind, path, variable]) => path ? [{ kind, path, variable }] : []);
 }

@@ -36,6 +36,7 @@ import {
 import { OPENAPI_DOCUMENT } from "./openapi.ts";
 import { checkRequest, requestTarget, targetFormat, targetPath } from "./request_target.ts";
 import { STATUS_BY_CODE } from "./status.ts";
+import { registerStatusRoute } from "./status_route.ts";
 
 /** The loaded data and lookup; `current` is null while the data is still loading. */
 export interface ServiceSlot {
@@ -144,6 +145,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
     return c.body(body, 200, jsonHeaders);
   });
   app.get("/openapi.json", (c) => c.body(openApiBody, 200, jsonHeaders));
+  registerStatusRoute(app, services, jsonHeaders);
 
   // `[\s\S]`, not `.`: an encoded line break (%0A, %E2%80%A8) must reach the
   // route and fail as an invalid address, not fall through to "No route".
@@ -224,15 +226,22 @@ export function createApp(deps: AppDeps): Hono<Env> {
     }
     // One unit per address; the whole call is refused when they do not all fit.
     return charged(c, ips.length, () => {
+      // One data set for the whole list, even if a reload swaps it meanwhile.
+      const current = services.current;
+      if (!current) throw new DataUnavailableError(LOADING_MESSAGE);
       const responseArray: Json[] = ips.map((ip) =>
-        applySelection(lookupItem(ip, request), request.selection)
+        applySelection(lookupItem(ip, request, current.lookup), request.selection)
       );
       return send(c, 200, renderSuccess({ responseArray }, request.format));
     });
   }
 
   /** One bulk item: a result, or the failure in place; other errors fail the whole call. */
-  function lookupItem(ip: string, request: LookupRequest): LookupResult | FailedItem {
+  function lookupItem(
+    ip: string,
+    request: LookupRequest,
+    lookup: Lookup,
+  ): LookupResult | FailedItem {
     try {
       return lookup(ip, request);
     } catch (error) {

@@ -65,9 +65,9 @@ const schemas = {
   Security: {
     type: "object",
     properties: {
-      isVpn: { type: "boolean" },
-      isTor: { type: "boolean" },
-      isThreat: { type: "string", enum: ["low", "medium", "high"] },
+      isVpn: nullable("boolean"),
+      isTor: nullable("boolean"),
+      isThreat: { type: ["string", "null"], enum: ["low", "medium", "high", null] },
     },
   },
   LookupResult: {
@@ -270,6 +270,13 @@ export const OPENAPI_DOCUMENT = {
       get: {
         summary: "Liveness, and the loaded databases with their licences and attribution",
         responses: { "200": { description: "Service status" } },
+      },
+    },
+    "/status": {
+      get: {
+        summary:
+          "Each loaded source's data date, age, size, licence; configured sources that are absent",
+        responses: { "200": { description: "Data status" }, "503": { description: "Loading" } },
       },
     },
     "/openapi.json": {

@@ -4,10 +4,11 @@ import { createEnrichment, type Enrichment } from "../enrich/warm.ts";
 import { BadRequestError, NotFoundError, quoteInput } from "../errors.ts";
 import { type ParsedIp, parseIp } from "../ip/parse.ts";
 import { reservedRangeName } from "../ip/reserved.ts";
-import { assessSecurity, NO_FEEDS, type RiskSource } from "../risk/security.ts";
+import { assessSecurity, type RiskSource } from "../risk/security.ts";
 import type { DataSet } from "../sources/data_set.ts";
-import type { AsnRecord, CityRecord } from "../sources/records.ts";
-import type { Connection, Currency, Flag, GeoLocation, LookupResult, UserAgent } from "../types.ts";
+import type { CityRecord } from "../sources/records.ts";
+import type { Currency, Flag, GeoLocation, LookupResult, UserAgent } from "../types.ts";
+import { createConnectionOf, NO_CONNECTION } from "./connection.ts";
 import { effectiveCountry, toGeoLocation } from "./geo.ts";
 
 export interface LookupDeps {
@@ -15,6 +16,7 @@ export interface LookupDeps {
   /** The clock; tests pass a fixed one. */
   now: () => Date;
   parseUserAgent: (ua: string | null | undefined) => UserAgent;
+  /** Overrides the data set's security sources (tests). */
   risk?: RiskSource;
   /** Country and time-zone caches; share warmed ones across lookups (see createEnrichment). */
   enrichment?: Enrichment;
@@ -55,7 +57,8 @@ const EMPTY_CURRENCY: Currency = Object.freeze({
  */
 export function createLookup(deps: LookupDeps): Lookup {
   const { data, now, parseUserAgent } = deps;
-  const risk = deps.risk ?? NO_FEEDS;
+  const risk = deps.risk ?? data.risk;
+  const connectionOf = createConnectionOf(data);
   const { countries: countryFacts, timeZones: timeZoneInfo } = deps.enrichment ??
     createEnrichment();
   const languages = data.city?.metadata.languages.length ? data.city.metadata.languages : ["en"];
@@ -63,7 +66,6 @@ export function createLookup(deps: LookupDeps): Lookup {
   // Keyed by the decoded record object, which the reader's offset cache shares:
   // entries live exactly as long as the cached record does.
   const places = new WeakMap<CityRecord, Map<string, PlaceFacts>>();
-  const connections = new WeakMap<AsnRecord, Connection>();
 
   const placeOf = (record: CityRecord, lang: string): PlaceFacts => {
     let byLang = places.get(record);
@@ -82,25 +84,6 @@ export function createLookup(deps: LookupDeps): Lookup {
     return place;
   };
 
-  const connectionOf = (record: AsnRecord | null): Connection => {
-    if (!record) return NO_CONNECTION;
-    let connection = connections.get(record);
-    if (!connection) {
-      const org = record.autonomous_system_organization ?? null;
-      // Without an ISP database, isp and org fall back to the AS organisation.
-      connection = Object.freeze({
-        asn_number: record.autonomous_system_number ?? null,
-        asn_org: org,
-        isp: org,
-        org,
-        domain: null,
-        connection_type: null,
-      });
-      connections.set(record, connection);
-    }
-    return connection;
-  };
-
   const resolveLang = (lang: string | null | undefined): string => {
     if (!lang) return "en";
     const found = languageByLowerCase.get(lang.toLowerCase());
@@ -115,8 +98,11 @@ export function createLookup(deps: LookupDeps): Lookup {
   const lookupParsed = (ip: ParsedIp, options: LookupOptions): LookupResult => {
     const lang = resolveLang(options.lang);
     const cityRecord = data.city?.getBytes(ip.bytes) ?? null;
-    const asnRecord = data.asn?.getBytes(ip.bytes) ?? null;
-    if (!cityRecord && !asnRecord) throw new NotFoundError(ip.address, reservedRangeName(ip));
+    const connection = connectionOf(ip);
+    // Security feeds alone do not make an address found (FireHOL lists every bogon).
+    if (!cityRecord && connection === NO_CONNECTION) {
+      throw new NotFoundError(ip.address, reservedRangeName(ip));
+    }
     const place = cityRecord ? placeOf(cityRecord, lang) : null;
     return {
       ip: ip.address,
@@ -124,9 +110,9 @@ export function createLookup(deps: LookupDeps): Lookup {
       timezone: timeZoneInfo(place?.timeZone ?? null, now()),
       flag: place?.flag ?? EMPTY_FLAG,
       currency: place?.currency ?? EMPTY_CURRENCY,
-      connection: connectionOf(asnRecord),
+      connection,
       userAgent: parseUserAgent(options.userAgent),
-      security: assessSecurity(risk, ip),
+      security: assessSecurity(risk, ip, connection.asn_number),
     };
   };
 
@@ -134,11 +120,3 @@ export function createLookup(deps: LookupDeps): Lookup {
 }
 
 const NO_GEOLOCATION: GeoLocation = Object.freeze(toGeoLocation(null, "en", null));
-const NO_CONNECTION: Connection = Object.freeze({
-  asn_number: null,
-  asn_org: null,
-  isp: null,
-  org: null,
-  domain: null,
-  connection_type: null,
-});

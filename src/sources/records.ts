@@ -21,3 +21,38 @@ export interface AsnRecord {
   autonomous_system_number?: number;
   autonomous_system_organization?: string;
 }
+
+/** GeoIP2-ISP (also DB-IP ISP): the network's operator and, often, its AS. */
+export interface IspRecord {
+  autonomous_system_number?: number;
+  autonomous_system_organization?: string;
+  isp?: string;
+  organization?: string;
+  mobile_country_code?: string;
+  mobile_network_code?: string;
+}
+
+/** GeoIP2-Domain: the second-level domain of the address's reverse name. */
+export interface DomainRecord {
+  domain?: string;
+}
+
+/** GeoIP2-Connection-Type: "Cable/DSL", "Cellular", "Corporate", "Satellite". */
+export interface ConnectionTypeRecord {
+  connection_type?: string;
+}
+
+/** GeoIP2-Anonymous-IP: each flag is present (true) only when it applies. */
+export interface AnonymousIpRecord {
+  is_anonymous?: boolean;
+  is_anonymous_vpn?: boolean;
+  is_hosting_provider?: boolean;
+  is_public_proxy?: boolean;
+  is_residential_proxy?: boolean;
+  is_tor_exit_node?: boolean;
+}
+
+/** A network of a compiled feed (tor, vpn, hosting, threat): the list that named it. */
+export interface FeedRecord {
+  source?: string;
+}

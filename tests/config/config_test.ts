@@ -60,6 +60,17 @@ Deno.test("loadConfig reads every variable, and a flag wins over its variable", 
     rateLimit: 0,
     rateWindow: 3600,
     anonRateLimit: 10,
+    sourcesFile: loadConfig({}).sourcesFile,
+    updateInterval: 0,
+    updateTimeout: 30,
+    maxmindAccountId: null,
+    maxmindLicenseKey: null,
+    cityDb: null,
+    asnDb: null,
+    ispDb: null,
+    connectionTypeDb: null,
+    anonymousIpDb: null,
+    domainDb: null,
   });
   const flagged = loadConfig(env, { port: "9001", "forwarded-header": "x-real-ip" });
   assert.equal(flagged.port, 9001);

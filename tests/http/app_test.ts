@@ -109,7 +109,7 @@ Deno.test("get returns groups nested, bare leaves flat and dotted paths inside t
     city: "London",
     currency: { code: "GBP" },
     userAgent: { browser: { name: null } },
-    security: { isVpn: false, isTor: false, isThreat: "low" },
+    security: { isVpn: null, isTor: null, isThreat: null }, // no security feed in the fixtures
   });
 });
 
@@ -158,7 +158,7 @@ Deno.test("format=csv gives a header and one row with dotted column names", asyn
   assert.equal(rows.length, 1);
   assert.equal(rows[0]!["timezone.time_zone"], "Europe/London");
   assert.equal(rows[0]!["flag.flag_Icon"], "🇬🇧");
-  assert.equal(rows[0]!["security.isThreat"], "low");
+  assert.equal(rows[0]!["security.isThreat"], "", "unknown (no feed installed) is an empty cell");
   assert.equal(rows[0]!["geoLocation.is_in_eu"], "false");
 });
 

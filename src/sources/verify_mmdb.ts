@@ -1,0 +1,143 @@
+/**
+ * Checks an untrusted MaxMind DB before it is served: the metadata, the
+ * search tree (every record of every node points at a node, "empty" or inside
+ * the data section), the separator, a sample of decoded records, and that the
+ * database is of the expected kind.
+ */
+
+import { type MmdbDatabase, openMmdb } from "../mmdb/reader.ts";
+import type { DatabaseKind } from "./manifest.ts";
+
+/** Which `database_type` values each kind accepts (MaxMind, DB-IP, ip-location-db and ours). */
+const TYPE_PATTERNS: Record<DatabaseKind, RegExp> = {
+  city: /city|country/i,
+  asn: /asn/i,
+  isp: /isp/i,
+  "connection-type": /connection.?type/i,
+  "anonymous-ip": /anonymous.?ip/i,
+  domain: /domain/i,
+};
+
+/** Addresses looked up in every check: records found must decode. */
+const SAMPLES = [
+  "8.8.8.8",
+  "1.1.1.1",
+  "81.2.69.142",
+  "185.220.101.1",
+  "2001:4860:4860::8888",
+  "2a02:ec0::1",
+];
+
+export interface VerifiedMmdb<T> {
+  db: MmdbDatabase<T>;
+  /** Networks in the tree that hold data. */
+  networks: number;
+}
+
+/**
+ * Opens and checks the bytes; throws an error saying what is wrong.
+ * `kind` (when given) must match the metadata's `database_type`.
+ */
+export function verifyMmdb<T>(
+  bytes: Uint8Array,
+  options: { kind?: DatabaseKind; cacheSize?: number } = {},
+): VerifiedMmdb<T> {
+  let db: MmdbDatabase<T>;
+  try {
+    db = openMmdb<T>(bytes, { cacheSize: options.cacheSize });
+  } catch (error) {
+    throw new Error(`Not a valid MaxMind DB: ${(error as Error).message}`);
+  }
+  const m = db.metadata;
+  if (m.ipVersion !== 4 && m.ipVersion !== 6) {
+    throw new Error(`Invalid MaxMind DB: ip_version ${m.ipVersion} is not 4 or 6`);
+  }
+  if (options.kind && !TYPE_PATTERNS[options.kind].test(m.databaseType)) {
+    throw new Error(
+      `database_type "${m.databaseType}" is not a database of kind "${options.kind}"`,
+    );
+  }
+  const networks = checkTree(bytes, m.nodeCount, m.recordSize);
+  if (networks === 0) throw new Error("Invalid MaxMind DB: the tree holds no data");
+  for (const ip of SAMPLES) {
+    if (m.ipVersion === 4 && ip.includes(":")) continue;
+    try {
+      const record = db.get(ip);
+      if (record !== null && typeof record !== "object") {
+        throw new Error(`expected a map, found ${typeof record}`);
+      }
+    } catch (error) {
+      throw new Error(
+        `Invalid MaxMind DB: the record of ${ip} does not decode: ${(error as Error).message}`,
+      );
+    }
+  }
+  return { db, networks };
+}
+
+/** Which kind of database a `database_type` names, if any. */
+export function kindOfDatabaseType(databaseType: string): DatabaseKind | null {
+  // Most specific first: "GeoIP2-ISP" would not match city, but "City-ISP-..." products exist.
+  for (const kind of ["anonymous-ip", "connection-type", "domain", "isp", "asn", "city"] as const) {
+    if (TYPE_PATTERNS[kind].test(databaseType)) return kind;
+  }
+  return null;
+}
+
+/** Walks every node of the tree; returns how many records point at data. */
+function checkTree(bytes: Uint8Array, nodeCount: number, recordSize: number): number {
+  const nodeBytes = recordSize / 4;
+  const treeSize = nodeCount * nodeBytes;
+  const metadataStart = findMetadataStart(bytes);
+  const dataSize = metadataStart - treeSize - 16;
+  if (!Number.isSafeInteger(treeSize) || dataSize < 0) {
+    throw new Error(`Invalid MaxMind DB: a tree of ${nodeCount} nodes does not fit the file`);
+  }
+  for (let i = treeSize; i < treeSize + 16; i++) {
+    if (bytes[i] !== 0) throw new Error("Invalid MaxMind DB: no data section separator");
+  }
+  let networks = 0;
+  const limit = nodeCount + 16 + dataSize;
+  for (let node = 0; node < nodeCount; node++) {
+    const at = node * nodeBytes;
+    let left: number, right: number;
+    if (recordSize === 24) {
+      left = (bytes[at]! << 16) | (bytes[at + 1]! << 8) | bytes[at + 2]!;
+      right = (bytes[at + 3]! << 16) | (bytes[at + 4]! << 8) | bytes[at + 5]!;
+    } else if (recordSize === 28) {
+      const middle = bytes[at + 3]!;
+      left = ((middle & 0xf0) << 20) | (bytes[at]! << 16) | (bytes[at + 1]! << 8) | bytes[at + 2]!;
+      right = ((middle & 0x0f) << 24) | (bytes[at + 4]! << 16) | (bytes[at + 5]! << 8) |
+        bytes[at + 6]!;
+    } else if (recordSize === 32) {
+      left = ((bytes[at]! << 24) >>> 0) + ((bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) |
+        bytes[at + 3]!);
+      right = ((bytes[at + 4]! << 24) >>> 0) + ((bytes[at + 5]! << 16) |
+        (bytes[at + 6]! << 8) | bytes[at + 7]!);
+    } else {
+      throw new Error(`Invalid MaxMind DB: record_size ${recordSize} is not 24, 28 or 32`);
+    }
+    for (const record of [left, right]) {
+      if (record <= nodeCount) continue; // another node, or "no data"
+      if (record < nodeCount + 16 || record >= limit) {
+        throw new Error(
+          `Invalid MaxMind DB: node ${node} points outside the data section (${record})`,
+        );
+      }
+      networks++;
+    }
+  }
+  return networks;
+}
+
+const MARKER = [0xab, 0xcd, 0xef, ...new TextEncoder().encode("MaxMind.com")];
+
+/** The offset of the metadata marker (the last one in the file, as the format says). */
+function findMetadataStart(bytes: Uint8Array): number {
+  const stop = Math.max(0, bytes.length - 128 * 1024);
+  outer: for (let i = bytes.length - MARKER.length; i >= stop; i--) {
+    for (let j = 0; j < MARKER.length; j++) if (bytes[i + j] !== MARKER[j]) continue outer;
+    return i;
+  }
+  throw new Error("Invalid MaxMind DB: no metadata marker");
+}

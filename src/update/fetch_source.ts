@@ -1,0 +1,167 @@
+/**
+ * Fetches one non-npm source and checks it: the download (conditional,
+ * with timeout and retries), its checksum, then for databases the MaxMind DB
+ * checks and for lists the strict parser and the shrink guard.
+ */
+
+import { verifyMmdb } from "../sources/verify_mmdb.ts";
+import type { DatabaseKind, ManifestEntry } from "../sources/manifest.ts";
+import { sha256Hex } from "../sources/manifest.ts";
+import type { SourceSpec } from "../sources/sources_file.ts";
+import { download, type DownloadOptions } from "./download.ts";
+import { type ParsedFeed, parseFeed } from "./feed_parse.ts";
+import { gunzip } from "./npm_package.ts";
+import { readTar } from "./tar.ts";
+
+export interface FetchContext {
+  dataDir: string;
+  fetchFn?: typeof fetch;
+  timeoutMs: number;
+  attempts?: number;
+  backoffMs?: number;
+  /** MaxMind account id and licence key, sent (basic auth) only to maxmind.com. */
+  maxmind?: { accountId: string; licenseKey: string } | null;
+  signal?: AbortSignal;
+}
+
+/** A fetched source, checked and ready to install. */
+export type Fetched =
+  | { status: "not-modified" }
+  | {
+    status: "database";
+    bytes: Uint8Array;
+    databaseType: string;
+    buildEpoch: Date;
+    networks: number;
+    etag?: string;
+    lastModified?: string;
+  }
+  | {
+    status: "feed";
+    /** The list as downloaded, to keep. */
+    raw: Uint8Array;
+    feed: ParsedFeed;
+    etag?: string;
+    lastModified?: string;
+  };
+
+/** Fetches and verifies a source; `previous` is its installed entry (conditional request, shrink guard). */
+export async function fetchSource(
+  spec: SourceSpec,
+  previous: ManifestEntry | undefined,
+  ctx: FetchContext,
+): Promise<Fetched> {
+  const rawExists = previous?.download
+    ? await exists(`${ctx.dataDir}/${previous.download.file}`)
+    : false;
+  const options: DownloadOptions = {
+    fetchFn: ctx.fetchFn,
+    timeoutMs: ctx.timeoutMs,
+    attempts: ctx.attempts,
+    backoffMs: ctx.backoffMs,
+    signal: ctx.signal,
+    tempPath: `${ctx.dataDir}/.download-${spec.name}-${Deno.pid}`,
+    headers: authHeaders(spec, ctx),
+    // Only ask "if changed" when what we have is still on disk.
+    ...(rawExists && previous?.source === spec.url
+      ? { etag: previous.download?.etag, lastModified: previous.download?.lastModified }
+      : {}),
+  };
+  const result = await download(spec.url, options);
+  if (result.status === "not-modified") return result;
+  let bytes: Uint8Array;
+  try {
+    bytes = await Deno.readFile(result.path);
+  } finally {
+    await Deno.remove(result.path).catch(() => {});
+  }
+  const http = {
+    ...(result.etag ? { etag: result.etag } : {}),
+    ...(result.lastModified ? { lastModified: result.lastModified } : {}),
+  };
+  await checkChecksum(spec, bytes, ctx);
+
+  if (spec.format === "mmdb" || spec.format === "mmdb.gz" || spec.format === "tar.gz") {
+    const mmdb = await extractMmdb(spec, bytes);
+    const { db, networks } = verifyMmdb(mmdb, { kind: spec.kind as DatabaseKind, cacheSize: 16 });
+    return {
+      status: "database",
+      bytes: mmdb,
+      databaseType: db.metadata.databaseType,
+      buildEpoch: db.metadata.buildEpoch,
+      networks,
+      ...http,
+    };
+  }
+
+  const feed = parseFeed(
+    spec.format,
+    new TextDecoder("utf-8", { fatal: false }).decode(bytes),
+    spec.name,
+  );
+  if (feed.count === 0) throw new Error("Refused: the list is empty");
+  const before = previous?.count ?? 0;
+  if (before > 0 && feed.count < before / 2) {
+    throw new Error(
+      `Refused: the list shrank from ${before} to ${feed.count} entries (by more than half)`,
+    );
+  }
+  return { status: "feed", raw: bytes, feed, ...http };
+}
+
+async function checkChecksum(spec: SourceSpec, bytes: Uint8Array, ctx: FetchContext) {
+  let expected = spec.sha256;
+  if (!expected && spec.sha256Url) {
+    const response = await (ctx.fetchFn ?? fetch)(spec.sha256Url, {
+      headers: authHeaders({ ...spec, url: spec.sha256Url }, ctx),
+      signal: AbortSignal.any([
+        AbortSignal.timeout(ctx.timeoutMs),
+        ...(ctx.signal ? [ctx.signal] : []),
+      ]),
+    });
+    const text = response.ok ? await response.text() : (await response.body?.cancel(), "");
+    if (!response.ok) {
+      throw new Error(`Checksum download failed: HTTP ${response.status} from ${spec.sha256Url}`);
+    }
+    expected = /^[0-9a-f]{64}\b/i.exec(text.trim())?.[0]?.toLowerCase();
+    if (!expected) throw new Error(`No SHA-256 in ${spec.sha256Url}`);
+  }
+  if (!expected) return;
+  const actual = await sha256Hex(bytes);
+  if (actual !== expected) {
+    throw new Error(`Checksum mismatch: the download's sha256 is ${actual}, expected ${expected}`);
+  }
+}
+
+async function extractMmdb(spec: SourceSpec, bytes: Uint8Array): Promise<Uint8Array> {
+  if (spec.format === "mmdb") return bytes;
+  let plain: Uint8Array;
+  try {
+    plain = await gunzip(bytes);
+  } catch (error) {
+    throw new Error(`Not a gzip file: ${(error as Error).message}`);
+  }
+  if (spec.format === "mmdb.gz") return plain;
+  const databases = readTar(plain).filter((e) => e.path.endsWith(".mmdb"));
+  if (databases.length !== 1) {
+    throw new Error(`Expected one .mmdb file in the archive, found ${databases.length}`);
+  }
+  return databases[0]!.bytes;
+}
+
+function authHeaders(spec: SourceSpec, ctx: FetchContext): Record<string, string> {
+  if (!ctx.maxmind) return {};
+  const host = new URL(spec.url).hostname;
+  if (host !== "maxmind.com" && !host.endsWith(".maxmind.com")) return {};
+  const { accountId, licenseKey } = ctx.maxmind;
+  return { authorization: `Basic ${btoa(`${accountId}:${licenseKey}`)}` };
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

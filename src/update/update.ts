@@ -1,0 +1,288 @@
+/**
+ * `ipintel data update`: brings every source of the sources file up to date.
+ *
+ * Each source is fetched and verified on its own; a source that fails keeps
+ * its installed data and the others still update. New files get new names
+ * (`<name>-<hash>.<ext>`), and the manifest, rewritten last by atomic rename,
+ * is the single switch from the old set to the new one: a server watching it
+ * never sees half an update, and an update that dies part-way changes nothing.
+ */
+
+import {
+  entryName,
+  FEED_KINDS,
+  type FeedKind,
+  type Manifest,
+  type ManifestEntry,
+  readManifest,
+  sha256Hex,
+  writeFileAtomic,
+  writeManifest,
+} from "../sources/manifest.ts";
+import { isFeedKind, npmTarget, type SourceSpec } from "../sources/sources_file.ts";
+import { verifyMmdb } from "../sources/verify_mmdb.ts";
+import { buildDefaultData } from "./build.ts";
+import { npmSource, provenance } from "./default_sources.ts";
+import { compileFeeds, feedDatabaseType, type NamedFeed } from "./feed_compile.ts";
+import { type ParsedFeed, parseFeed } from "./feed_parse.ts";
+import { type FetchContext, fetchSource } from "./fetch_source.ts";
+import { packageInfo, type Progress } from "./npm_package.ts";
+
+export interface UpdateOptions extends Omit<FetchContext, "dataDir"> {
+  dataDir: string;
+  sources: readonly SourceSpec[];
+  /** npm registry for `npm` sources. */
+  registry: string;
+  progress: Progress;
+  now?: () => Date;
+}
+
+export interface SourceOutcome {
+  name: string;
+  status: "updated" | "unchanged" | "failed";
+  /** What happened, for the progress line (the reason when failed). */
+  detail: string;
+}
+
+const FEEDS_DIR = "feeds";
+
+/** Updates every source; returns one outcome per source, in the file's order. */
+export async function runUpdate(options: UpdateOptions): Promise<SourceOutcome[]> {
+  const { dataDir, progress } = options;
+  const now = options.now ?? (() => new Date());
+  await Deno.mkdir(`${dataDir}/${FEEDS_DIR}`, { recursive: true });
+  const outcomes = new Map<string, SourceOutcome>();
+  const report = (outcome: SourceOutcome) => {
+    outcomes.set(outcome.name, outcome);
+    progress(`${outcome.name}: ${outcome.status === "failed" ? "FAILED: " : ""}${outcome.detail}`);
+  };
+
+  // npm sources first: their builder keeps the manifest itself.
+  for (const spec of options.sources.filter((s) => s.format === "npm")) {
+    try {
+      report(await updateNpm(spec, options, now));
+    } catch (error) {
+      report({ name: spec.name, status: "failed", detail: message(error) });
+    }
+  }
+
+  const manifest: Manifest = (await readManifest(dataDir)) ?? { sources: [] };
+  const failures = { ...manifest.failures };
+  for (const o of outcomes.values()) {
+    if (o.status === "failed") failures[o.name] = { reason: o.detail, at: now().toISOString() };
+    else delete failures[o.name];
+  }
+  const dirty = new Set<FeedKind>();
+  const fresh = new Map<string, ParsedFeed>();
+  const ctx: FetchContext = { ...options, dataDir };
+
+  for (const spec of options.sources.filter((s) => s.format !== "npm")) {
+    if (options.signal?.aborted) break;
+    const at = manifest.sources.findIndex((e) => entryName(e) === spec.name);
+    const previous = at === -1 ? undefined : manifest.sources[at];
+    try {
+      const fetched = await fetchSource(spec, previous, ctx);
+      delete failures[spec.name];
+      if (fetched.status === "not-modified") {
+        report({ name: spec.name, status: "unchanged", detail: "not modified (HTTP 304)" });
+        continue;
+      }
+      let entry: ManifestEntry;
+      if (fetched.status === "database") {
+        const sha256 = await sha256Hex(fetched.bytes);
+        const file = `${FEEDS_DIR}/${spec.name}-${sha256.slice(0, 12)}.mmdb`;
+        await writeFileAtomic(`${dataDir}/${file}`, fetched.bytes);
+        entry = {
+          ...base(spec, now),
+          file,
+          sha256,
+          databaseType: fetched.databaseType,
+          dataDate: fetched.buildEpoch.toISOString(),
+          count: fetched.networks,
+          download: {
+            file,
+            sha256,
+            fetched: now().toISOString(),
+            ...httpState(fetched),
+          },
+        };
+        report({
+          name: spec.name,
+          status: "updated",
+          detail: `${fetched.databaseType}, ${fetched.networks} networks, built ${
+            day(fetched.buildEpoch)
+          }`,
+        });
+      } else {
+        const sha256 = await sha256Hex(fetched.raw);
+        const raw = `${FEEDS_DIR}/${spec.name}-${sha256.slice(0, 12)}.txt`;
+        await writeFileAtomic(`${dataDir}/${raw}`, fetched.raw);
+        const lastModified = Date.parse(fetched.lastModified ?? "");
+        const dataDate = fetched.feed.dataDate ??
+          (Number.isNaN(lastModified) ? null : new Date(lastModified));
+        entry = {
+          ...base(spec, now),
+          file: "", // set when the kind is compiled
+          sha256: "",
+          databaseType: feedDatabaseType(spec.kind as FeedKind),
+          dataDate: dataDate?.toISOString() ?? null,
+          count: fetched.feed.count,
+          download: { file: raw, sha256, fetched: now().toISOString(), ...httpState(fetched) },
+        };
+        fresh.set(spec.name, fetched.feed);
+        dirty.add(spec.kind as FeedKind);
+        report({
+          name: spec.name,
+          status: "updated",
+          detail: `${fetched.feed.count} entries${dataDate ? `, dated ${day(dataDate)}` : ""}`,
+        });
+      }
+      if (at === -1) manifest.sources.push(entry);
+      else manifest.sources[at] = entry;
+    } catch (error) {
+      failures[spec.name] = { reason: message(error), at: now().toISOString() };
+      report({ name: spec.name, status: "failed", detail: message(error) });
+    }
+  }
+
+  // Lists no longer in the sources file leave their kind.
+  const configured = new Set(options.sources.map((s) => s.name));
+  manifest.sources = manifest.sources.filter((e) => {
+    const keep = !isFeedKind(e.kind) || configured.has(entryName(e));
+    if (!keep) dirty.add(e.kind as FeedKind);
+    return keep;
+  });
+  for (const name of Object.keys(failures)) if (!configured.has(name)) delete failures[name];
+
+  for (const kind of FEED_KINDS) {
+    if (!dirty.has(kind)) continue;
+    try {
+      await compileKind(kind, manifest, fresh, dataDir);
+    } catch (error) {
+      throw new Error(`Compiling the ${kind} feeds failed: ${message(error)}`);
+    }
+  }
+  manifest.failures = failures;
+  if (Object.keys(failures).length === 0) delete manifest.failures;
+  await writeManifest(dataDir, manifest);
+  await removeUnused(dataDir, manifest);
+  return options.sources.map((s) => outcomes.get(s.name)!).filter(Boolean);
+}
+
+/** An npm source: newest version when unpinned (integrity from the registry), built if changed. */
+async function updateNpm(
+  spec: SourceSpec,
+  options: UpdateOptions,
+  now: () => Date,
+): Promise<SourceOutcome> {
+  const target = npmTarget(spec.url);
+  let version = target.version;
+  let integrity = spec.integrity;
+  if (!version || !integrity) {
+    const info = await packageInfo(options.registry, target.name, options.fetchFn, options.signal);
+    version ??= info["dist-tags"]?.latest ?? null;
+    if (!version) throw new Error(`The registry names no latest version of ${target.name}`);
+    integrity = info.versions?.[version]?.dist?.integrity;
+    if (!integrity?.startsWith("sha512-")) {
+      throw new Error(`The registry gives no sha512 integrity for ${target.name}@${version}`);
+    }
+  }
+  const source = npmSource(spec, { name: target.name, version, integrity });
+  const result = await buildDefaultData({
+    dataDir: options.dataDir,
+    registry: options.registry,
+    sources: [source],
+    progress: (line) => options.progress(`${spec.name}: ${line}`),
+    fetchFn: options.fetchFn,
+    now,
+  });
+  return result.built.length
+    ? { name: spec.name, status: "updated", detail: `installed ${provenance(source)}` }
+    : { name: spec.name, status: "unchanged", detail: `${provenance(source)} is current` };
+}
+
+/** Compiles every installed list of a kind into its tree and AS-number set; sets entries' files. */
+async function compileKind(
+  kind: FeedKind,
+  manifest: Manifest,
+  fresh: Map<string, ParsedFeed>,
+  dataDir: string,
+): Promise<void> {
+  const entries = manifest.sources.filter((e) => e.kind === kind && e.download);
+  const feeds: NamedFeed[] = [];
+  for (const entry of entries) {
+    const name = entryName(entry);
+    let feed = fresh.get(name);
+    if (!feed) {
+      const format = entry.format ?? "ip-list";
+      feed = parseFeed(format, await Deno.readTextFile(`${dataDir}/${entry.download!.file}`), name);
+    }
+    feeds.push({ name, feed });
+  }
+  const compiled = compileFeeds(kind, feeds);
+  const install = async (bytes: Uint8Array | null, suffix: string) => {
+    if (!bytes) return null;
+    const sha256 = await sha256Hex(bytes);
+    const file = `${FEEDS_DIR}/${kind}-${sha256.slice(0, 12)}${suffix}`;
+    await writeFileAtomic(`${dataDir}/${file}`, bytes);
+    return { file, sha256 };
+  };
+  if (compiled.tree) checkTree(compiled.tree, feeds);
+  const tree = await install(compiled.tree, ".mmdb");
+  const asns = await install(compiled.asns, ".asns.json");
+  for (const [i, entry] of entries.entries()) {
+    const feed = feeds[i]!.feed;
+    const target = feed.asns.length ? asns! : tree!;
+    entry.file = target.file;
+    entry.sha256 = target.sha256;
+  }
+}
+
+/** The compiled tree must open, pass the MMDB checks, and find the first entry of each list. */
+function checkTree(bytes: Uint8Array, feeds: NamedFeed[]): void {
+  const { db } = verifyMmdb(bytes, { cacheSize: 16 });
+  for (const { name, feed } of feeds) {
+    const first = feed.networks[0]?.split("/")[0] ?? feed.ranges[0]?.[0];
+    if (first && db.get(first) === null) {
+      throw new Error(`the compiled tree does not find ${first} of ${name}`);
+    }
+  }
+}
+
+/** Deletes files in feeds/ that the manifest no longer names (and temporary leftovers). */
+async function removeUnused(dataDir: string, manifest: Manifest): Promise<void> {
+  const used = new Set(
+    manifest.sources.flatMap((e) => [e.file, e.download?.file ?? ""]),
+  );
+  for await (const item of Deno.readDir(`${dataDir}/${FEEDS_DIR}`)) {
+    const file = `${FEEDS_DIR}/${item.name}`;
+    if (item.isFile && !used.has(file)) await Deno.remove(`${dataDir}/${file}`).catch(() => {});
+  }
+}
+
+function base(spec: SourceSpec, now: () => Date) {
+  return {
+    name: spec.name,
+    kind: spec.kind,
+    format: spec.format,
+    source: spec.url,
+    license: spec.license,
+    attribution: spec.attribution,
+    built: now().toISOString(),
+  };
+}
+
+function httpState(f: { etag?: string; lastModified?: string }) {
+  return {
+    ...(f.etag ? { etag: f.etag } : {}),
+    ...(f.lastModified ? { lastModified: f.lastModified } : {}),
+  };
+}
+
+function day(date: Date): string {
+  return date.toISOString().slice(0, 10);
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,78 @@
+import assert from "node:assert/strict";
+import { parseIp } from "../../src/ip/parse.ts";
+import {
+  assessSecurity,
+  createRiskSource,
+  type FeedMembership,
+  type RiskSignals,
+  threatLevel,
+} from "../../src/risk/security.ts";
+
+Deno.test("threatLevel() follows the documented rule, null only when nothing is installed", () => {
+  const cases: [Partial<RiskSignals>, string | null][] = [
+    [{}, null],
+    [{ tor: false }, "low"],
+    [{ tor: true }, "high"],
+    [{ blocklisted: true, vpn: true }, "high"],
+    [{ vpn: true, tor: false }, "medium"],
+    [{ hosting: true }, "medium"],
+    [{ vpn: false, hosting: false, blocklisted: false, tor: false }, "low"],
+  ];
+  for (const [given, expected] of cases) {
+    const signals = { tor: null, vpn: null, blocklisted: null, hosting: null, ...given };
+    assert.equal(threatLevel(signals), expected, JSON.stringify(given));
+  }
+});
+
+/** A feed holding the listed addresses and AS numbers. */
+const feed = (ips: string[], asns: number[] = []): FeedMembership => ({
+  has: (ip, asn) => ips.includes(ip.address) || (asn !== null && asns.includes(asn)),
+});
+
+Deno.test("createRiskSource(): a flag is null without its source, false when its source says no", () => {
+  const risk = createRiskSource({
+    tor: feed(["1.1.1.1"]),
+    vpn: null,
+    hosting: feed([], [16509]),
+    threat: null,
+    anonymousIp: null,
+  });
+  assert.deepEqual(assessSecurity(risk, parseIp("1.1.1.1"), null), {
+    isVpn: null,
+    isTor: true,
+    isThreat: "high",
+  });
+  assert.deepEqual(assessSecurity(risk, parseIp("2.2.2.2"), 16509), {
+    isVpn: null,
+    isTor: false,
+    isThreat: "medium", // hosting by AS number
+  });
+  assert.deepEqual(assessSecurity(risk, parseIp("2.2.2.2"), 3320), {
+    isVpn: null,
+    isTor: false,
+    isThreat: "low",
+  });
+});
+
+Deno.test("createRiskSource(): the Anonymous-IP database alone makes isVpn and isTor known", () => {
+  const records: Record<string, object> = { "5.5.5.5": { is_public_proxy: true } };
+  const risk = createRiskSource({
+    tor: null,
+    vpn: null,
+    hosting: null,
+    threat: null,
+    anonymousIp: {
+      getBytes: (bytes) => (records[[...bytes].join(".")] ?? null) as never,
+    },
+  });
+  assert.deepEqual(assessSecurity(risk, parseIp("5.5.5.5"), null), {
+    isVpn: true,
+    isTor: false,
+    isThreat: "medium",
+  });
+  assert.deepEqual(assessSecurity(risk, parseIp("6.6.6.6"), null), {
+    isVpn: false,
+    isTor: false,
+    isThreat: "low",
+  });
+});
