@@ -8,8 +8,8 @@
  * so an instance admits up to an *allowance* locally between syncs: a tenth of
  * what remained of the budget at its last sync (at least one request). Needing
  * more, a request waits for a sync. With N instances on one KV, the budget can
- * be overrun by at most max(N, N × 10% of the limit) in one window; one
- * instance alone never overruns it. Refusals are always decided locally: what
+ * be overrun by at most N × (10% of the limit + 1) in one window (a bulk
+ * request counting as its size); one instance alone never overruns it. Refusals are always decided locally: what
  * an instance has not yet seen can only add to the usage it knows.
  */
 
@@ -100,15 +100,26 @@ export class RateLimiter {
     const fast = this.tryConsume(caller, limit, windowSeconds, cost);
     if (fast) return fast;
     const state = this.stateOf(caller, windowSeconds, limit);
-    state.wanted = true;
-    try {
-      await this.sync();
-    } catch (error) {
-      this.onSyncError(error); // decide on what this instance knows
+    // Requests that waited for the same sync share its allowance, so that a burst
+    // of concurrent requests cannot each spend the whole remainder; past it they
+    // wait for the next sync. The first admission after a sync always fits, so
+    // every sync admits at least one request (or the budget is spent and the
+    // rest are refused): the loop ends.
+    for (;;) {
+      state.wanted = true;
+      let synced = true;
+      try {
+        await this.sync();
+      } catch (error) {
+        this.onSyncError(error);
+        synced = false; // decide on what this instance knows
+      }
+      const decision = this.decide(state, limit, cost);
+      const fits = state.sinceSync === 0 || state.sinceSync + cost <= state.allowance;
+      if (decision.allowed && !fits && synced) continue;
+      if (decision.allowed) this.admit(state, cost);
+      return decision;
     }
-    const decision = this.decide(state, limit, cost);
-    if (decision.allowed) this.admit(state, cost);
-    return decision;
   }
 
   /**

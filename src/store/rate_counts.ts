@@ -45,22 +45,36 @@ export class KvRateCounters implements RateCounterStore {
 
   private async syncChunk(updates: readonly CounterUpdate[]): Promise<number[]> {
     const keys = updates.map(counterKey);
+    let lastError: unknown = null;
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const entries = await this.kv.getMany<number[]>(keys);
-      const totals = entries.map((entry, i) => (entry.value ?? 0) + updates[i]!.add);
-      const op = this.kv.atomic();
-      let writes = 0;
-      updates.forEach((update, i) => {
-        if (update.add === 0) return;
-        op.check(entries[i]!).set(keys[i]!, totals[i], { expireIn: update.windowSeconds * 2000 });
-        writes++;
-      });
-      if (writes === 0 || (await op.commit()).ok) return totals;
+      try {
+        const entries = await this.kv.getMany<number[]>(keys);
+        const totals = entries.map((entry, i) => (entry.value ?? 0) + updates[i]!.add);
+        const op = this.kv.atomic();
+        let writes = 0;
+        updates.forEach((update, i) => {
+          if (update.add === 0) return;
+          op.check(entries[i]!).set(keys[i]!, totals[i], {
+            expireIn: update.windowSeconds * 2000,
+          });
+          writes++;
+        });
+        if (writes === 0 || (await op.commit()).ok) return totals;
+      } catch (error) {
+        // Instances sharing a local KV file contend for SQLite's lock ("database is locked").
+        if (!isBusy(error)) throw error;
+        lastError = error;
+      }
       // Another instance wrote first: back off a little, at random, and read again.
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 2 * (attempt + 1)));
     }
+    if (lastError) throw lastError;
     throw new Error("Could not update rate-limit counters: too many concurrent writers");
   }
+}
+
+function isBusy(error: unknown): boolean {
+  return error instanceof Error && /database is locked|busy/i.test(error.message);
 }
 
 /** The same counters in memory, for tests. */

@@ -6,7 +6,7 @@ import { RateLimiter } from "../../src/access/rate_limiter.ts";
 import { createApp } from "../../src/http/app.ts";
 import { withFastLookup } from "../../src/http/fast_lookup.ts";
 import { type KeyStore, KvKeyStore, MemoryKeyStore } from "../../src/store/keys.ts";
-import { MemoryRateCounters } from "../../src/store/rate_counts.ts";
+import { KvRateCounters, MemoryRateCounters } from "../../src/store/rate_counts.ts";
 import { fixtureDataSet, fixtureLookup, peer } from "../_helpers.ts";
 
 const services = { current: { data: await fixtureDataSet(), lookup: await fixtureLookup() } };
@@ -287,4 +287,42 @@ Deno.test("no error message or logged error holds a key", async () => {
   }
   texts.push(...errors.map(String));
   for (const text of texts) assert.ok(!text.includes(key), text);
+});
+
+Deno.test("two app instances on one KV file share a key's budget within the stated bound", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ipintel-two-apps-" });
+  const handles = [await Deno.openKv(`${dir}/shared.kv`), await Deno.openKv(`${dir}/shared.kv`)];
+  try {
+    const { key } = await new KvKeyStore(handles[0]!).create({ name: "shared", limit: 50 });
+    const instances = await Promise.all(handles.map(async (kv) => {
+      const keys = new KeyTable(new KvKeyStore(kv));
+      await keys.refresh();
+      const limiter = new RateLimiter({ counters: new KvRateCounters(kv) });
+      const access = new AccessControl(
+        { auth: "required", rateLimit: 1000, rateWindow: 60, anonRateLimit: 0 },
+        keys,
+        limiter,
+      );
+      const app = createApp({ services, config, access, logError: () => {} });
+      return withFastLookup(services, config, app.fetch, access);
+    }));
+    const statuses: number[] = [];
+    for (let i = 0; i < 120; i++) {
+      const handler = instances[i % 2]!;
+      const request = new Request("http://localhost/ip/81.2.69.142", {
+        headers: { "x-api-key": key },
+      });
+      const response = await handler(request, peer("203.0.113.9"));
+      await response.body?.cancel();
+      statuses.push(response.status);
+    }
+    const admitted = statuses.filter((s) => s === 200).length;
+    // The README's bound for N instances: at most N × (10% of the limit + 1) over the limit.
+    assert.ok(admitted >= 50, `${admitted} admitted: none refused below the limit`);
+    assert.ok(admitted <= 50 + 2 * (0.1 * 50 + 1), `${admitted} admitted`);
+    assert.equal(statuses.at(-1), 429);
+  } finally {
+    for (const kv of handles) kv.close();
+    await Deno.remove(dir, { recursive: true });
+  }
 });
