@@ -31,6 +31,14 @@ export interface Config {
   rateLimit: number;
   rateWindow: number;
   anonRateLimit: number;
+  /** Bearer token `GET /metrics` requires; null: metrics are open. */
+  metricsToken: string | null;
+  /** Access log lines on stdout: every request, only 4xx/5xx, or none. */
+  log: "on" | "errors" | "off";
+  /** Log full client addresses instead of their /24 (IPv4) or /48 (IPv6). */
+  logFullIp: boolean;
+  /** Seconds a stopping server waits for requests in flight. */
+  shutdownTimeout: number;
 }
 
 /** One setting: its environment variable, its flag, default and parser. */
@@ -160,6 +168,38 @@ export const OPTIONS: readonly OptionSpec<keyof Config>[] = [
     "Requests per window for each keyless client address (IPv6 per /64) with IPINTEL_AUTH=optional (0: unlimited)",
     () => 60,
     integerIn(0, 1_000_000_000),
+  ),
+  option(
+    "metricsToken",
+    "IPINTEL_METRICS_TOKEN",
+    "metrics-token",
+    "Bearer token GET /metrics requires (Authorization: Bearer <token>); metrics are open without it",
+    () => null,
+    token,
+  ),
+  option(
+    "log",
+    "IPINTEL_LOG",
+    "log",
+    "Access log, one JSON line per request on stdout: on, errors (4xx and 5xx only) or off",
+    () => "on",
+    oneOf("on", "errors", "off"),
+  ),
+  option(
+    "logFullIp",
+    "IPINTEL_LOG_FULL_IP",
+    "log-full-ip",
+    "true: log full client addresses; false: only their /24 (IPv4) or /48 (IPv6)",
+    () => false,
+    boolean,
+  ),
+  option(
+    "shutdownTimeout",
+    "IPINTEL_SHUTDOWN_TIMEOUT",
+    "shutdown-timeout",
+    "Seconds a stopping server (SIGTERM, SIGINT) waits for requests in flight",
+    () => 10,
+    integerIn(0, 3600),
   ),
 ];
 
@@ -326,6 +366,22 @@ function existingDirectory(text: string, name: string): string {
 function nonEmpty(text: string, name: string): string {
   if (text.trim() === "") throw invalid(name, text, "a non-empty value");
   return text.trim();
+}
+
+function token(text: string, name: string): string {
+  const value = text.trim();
+  // A bearer token is one header value word: visible ASCII, no spaces.
+  if (!/^[\x21-\x7e]{16,512}$/.test(value)) {
+    throw invalid(name, "<hidden>", "16 to 512 visible ASCII characters without spaces");
+  }
+  return value;
+}
+
+function boolean(text: string, name: string): boolean {
+  const value = text.trim().toLowerCase();
+  if (["true", "1", "yes", "on"].includes(value)) return true;
+  if (["false", "0", "no", "off"].includes(value)) return false;
+  throw invalid(name, text, "true or false");
 }
 
 function list(text: string): string[] {

@@ -2,6 +2,7 @@
 
 import { dirname, join } from "node:path";
 import type { Config } from "../config.ts";
+import type { ReadinessCheck } from "../ops/readiness.ts";
 
 /** Where the KV lives: `IPINTEL_KV`, else `ipintel.kv` beside the data directory. */
 export function kvLocation(config: Pick<Config, "kv" | "dataDir">): string {
@@ -17,4 +18,9 @@ export async function openKv(config: Pick<Config, "kv" | "dataDir">): Promise<De
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(`Cannot open the Deno KV at "${location}" (IPINTEL_KV): ${reason}`);
   }
+}
+
+/** The readiness check of the KV: one read of a key nothing writes. */
+export function kvReadinessCheck(kv: Deno.Kv): ReadinessCheck {
+  return { name: "Deno KV", check: () => kv.get(["health", "probe"]) };
 }

@@ -2,49 +2,104 @@
 
 import type { Config } from "../config.ts";
 import { defineCommand } from "./command.ts";
-import { createApp, type ServiceSlot } from "../http/app.ts";
-import { type FetchHandler, withFastLookup } from "../http/fast_lookup.ts";
+import type { FetchHandler } from "../http/fast_lookup.ts";
 import { serveWithNodeHttp } from "../http/node_server.ts";
+import { stdoutSink } from "../ops/access_log.ts";
 import { describeAccess, startAccess } from "./access.ts";
 import { ensureData } from "./data.ts";
-import { openKv } from "./kv.ts";
+import { kvReadinessCheck, openKv } from "./kv.ts";
+import { createServer } from "./server.ts";
 import { createServices } from "./services.ts";
+import { StopRequest } from "./shutdown.ts";
 
 export const serveCommand = defineCommand({
   summary: "Serve the HTTP API (builds the default data on first run)",
   run: ({ config }) => runServe(config),
 });
 
-/** Serves until SIGINT/SIGTERM, then stops accepting and finishes in-flight requests. */
+/**
+ * Serves until SIGTERM or SIGINT, then stops accepting, lets the requests in
+ * flight finish (up to IPINTEL_SHUTDOWN_TIMEOUT), writes the pending rate
+ * counts to the KV, closes it and returns 0. A data set that fails to load
+ * stops the server the same way, then throws.
+ */
 export async function runServe(config: Config): Promise<number> {
-  // Listen at once; lookups answer 503 until the data (built on first run) is loaded.
-  const services: ServiceSlot = { current: null };
+  const stop = new StopRequest();
   const logError = (error: unknown) => console.error(error);
   const kv = await openKv(config);
   const { access, close: closeAccess } = await startAccess(kv, config, logError);
-  const app = createApp({ services, config, access, logError });
-  const server = await listen(config, withFastLookup(services, config, app.fetch, access));
+  const server = createServer({
+    config,
+    access,
+    checks: [
+      kvReadinessCheck(kv),
+      {
+        name: "shutdown",
+        check: async () => {
+          if (stop.stopping) throw new Error("the server is stopping");
+        },
+      },
+    ],
+    writeLog: stdoutSink(),
+  });
+  // Listen at once; lookups answer 503 until the data (built on first run) is loaded.
+  const listener = await listen(config, server.handler);
   for (const line of describeAccess(access, config)) console.error(line);
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    Deno.addSignalListener(signal, () => server.close());
-  }
-  try {
+
+  let loadError: unknown = null;
+  (async () => {
     await ensureData(config);
-    services.current = await createServices(config);
+    server.install(await createServices(config));
     console.error(`ipintel: data loaded from ${config.dataDir}`);
-  } catch (error) {
-    await server.close();
-    throw error;
-  } finally {
-    await server.finished;
-    // After the last request: the remaining counts reach the KV before it closes.
-    await closeAccess().catch(logError);
-    kv.close();
+  })().catch((error) => {
+    loadError = error;
+    stop.request("data failed to load");
+  });
+
+  const reason = await stop.requested;
+  const timeout = config.shutdownTimeout;
+  console.error(
+    `ipintel: ${reason}: stopping; ${server.inFlight()} request(s) in flight (waiting up to ${timeout} s, IPINTEL_SHUTDOWN_TIMEOUT)`,
+  );
+  const drained = await drain(listener, timeout * 1000, stop.hurried);
+  if (!drained) {
+    console.error(
+      `ipintel: ${server.inFlight()} request(s) still in flight after ${timeout} s: closing their connections`,
+    );
+    await listener.close();
   }
+  server.flushLog();
+  // After the last request: the remaining counts reach the KV before it closes.
+  await closeAccess().catch(logError);
+  kv.close();
+  stop.dispose();
+  if (loadError !== null) throw loadError;
+  console.error("ipintel: stopped");
   return 0;
 }
 
-async function listen(config: Config, handler: FetchHandler) {
+/** A listening server: `shutdown` stops accepting and waits for requests in flight; `close` does not wait. */
+interface Listener {
+  shutdown(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** True when the requests in flight finished within `timeoutMs` (and no second signal came). */
+async function drain(listener: Listener, timeoutMs: number, hurried: Promise<void>) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<boolean>((resolve) => timer = setTimeout(resolve, timeoutMs, false));
+  try {
+    return await Promise.race([
+      listener.shutdown().then(() => true),
+      expired,
+      hurried.then(() => false),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function listen(config: Config, handler: FetchHandler): Promise<Listener> {
   const announce = (port: number) =>
     console.error(
       `ipintel listening on http://${config.host}:${port} (${config.httpServer} server)`,
@@ -54,18 +109,12 @@ async function listen(config: Config, handler: FetchHandler) {
     announce(server.port);
     return server;
   }
-  const controller = new AbortController();
   const server = Deno.serve({
     hostname: config.host,
     port: config.port,
-    signal: controller.signal,
     onListen: ({ port }) => announce(port),
   }, handler);
-  return {
-    finished: server.finished,
-    close: () => {
-      controller.abort();
-      return server.finished;
-    },
-  };
+  // Deno.serve has no way to cut connections short: past the timeout the
+  // process exits with them (serve returns and main.ts exits).
+  return { shutdown: () => server.shutdown(), close: () => Promise.resolve() };
 }
