@@ -181,8 +181,8 @@ export const OPTIONS: readonly OptionSpec<keyof Config>[] = [
     "log",
     "IPINTEL_LOG",
     "log",
-    "Access log, one JSON line per request on stdout: on, errors (4xx and 5xx only) or off",
-    () => "on",
+    "Access log, one JSON line per request on stdout: on (every request), errors (4xx and 5xx only) or off",
+    () => "errors",
     oneOf("on", "errors", "off"),
   ),
   option(

@@ -35,9 +35,8 @@ export async function runServe(config: Config): Promise<number> {
       kvReadinessCheck(kv),
       {
         name: "shutdown",
-        check: async () => {
-          if (stop.stopping) throw new Error("the server is stopping");
-        },
+        check: () =>
+          stop.stopping ? Promise.reject(new Error("the server is stopping")) : Promise.resolve(),
       },
     ],
     writeLog: stdoutSink(),

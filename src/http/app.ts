@@ -274,7 +274,6 @@ function peerOf(c: Context<Env>): string {
 }
 
 const LOADING_MESSAGE = "Data is not loaded yet: try again shortly";
-const LOADING_BODY = JSON.stringify({ success: false, message: LOADING_MESSAGE });
 
 const HEALTH_BODY = JSON.stringify({ success: true, data: { status: "ok" } });
 const METRICS_UNAUTHORIZED =

@@ -22,10 +22,10 @@ export interface AccessLogEntry {
   client: string;
 }
 
-/** The JSON line of one request (without the newline); `time` is when it was answered. */
-export function accessLogLine(entry: AccessLogEntry, time: Date = new Date()): string {
+/** The JSON line of one request (without the newline); `time` (ms since the epoch) is when it was answered. */
+export function accessLogLine(entry: AccessLogEntry, time: number = Date.now()): string {
   return JSON.stringify({
-    time: time.toISOString(),
+    time: isoTime(time),
     requestId: entry.requestId,
     method: entry.method,
     route: entry.route,
@@ -34,6 +34,17 @@ export function accessLogLine(entry: AccessLogEntry, time: Date = new Date()): s
     bytes: entry.bytes,
     client: entry.client,
   });
+}
+
+// Many requests are answered within the same millisecond: format each millisecond once.
+let lastTime = NaN;
+let lastIso = "";
+function isoTime(ms: number): string {
+  if (ms !== lastTime) {
+    lastTime = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
 }
 
 /**
