@@ -99,11 +99,17 @@ export class Metrics {
     if (status === 429) this.#rateLimited++;
   }
 
-  /** The lookup function, counting each address it is asked for. */
+  /**
+   * The lookup function, counting each address answered with data. (Rarely
+   * one is counted twice: when the fast path hands a request it looked up to
+   * the app, which looks it up again, for a caller whose rate count must
+   * first be read from the KV.)
+   */
   countLookups(lookup: Lookup): Lookup {
     return (ip, request) => {
+      const result = lookup(ip, request);
       this.#lookups++;
-      return lookup(ip, request);
+      return result;
     };
   }
 
@@ -180,7 +186,7 @@ export class Metrics {
     family(
       "ipintel_lookups_total",
       "counter",
-      "Addresses looked up (each bulk item counts; a request the fast path hands to the app is looked up again)",
+      "Addresses answered with data (each bulk item counts)",
     );
     out.push(`ipintel_lookups_total ${this.#lookups}`);
 
