@@ -8,7 +8,7 @@ import { stdoutSink } from "../ops/access_log.ts";
 import { describeAccess, startAccess } from "./access.ts";
 import { ensureData } from "./data.ts";
 import { kvReadinessCheck, openKv } from "./kv.ts";
-import { createServer } from "./server.ts";
+import { createServer, type Server } from "./server.ts";
 import { createServices } from "./services.ts";
 import { StopRequest } from "./shutdown.ts";
 
@@ -42,7 +42,7 @@ export async function runServe(config: Config): Promise<number> {
     writeLog: stdoutSink(),
   });
   // Listen at once; lookups answer 503 until the data (built on first run) is loaded.
-  const listener = await listen(config, server.handler);
+  const listener = await listen(config, server);
   for (const line of describeAccess(access, config)) console.error(line);
 
   let loadError: unknown = null;
@@ -98,7 +98,11 @@ async function drain(listener: Listener, timeoutMs: number, hurried: Promise<voi
   }
 }
 
-async function listen(config: Config, handler: FetchHandler): Promise<Listener> {
+async function listen(
+  config: Config,
+  server: Pick<Server, "handler" | "whenIdle">,
+): Promise<Listener> {
+  const handler: FetchHandler = server.handler;
   const announce = (port: number) =>
     console.error(
       `ipintel listening on http://${config.host}:${port} (${config.httpServer} server)`,
@@ -108,12 +112,18 @@ async function listen(config: Config, handler: FetchHandler): Promise<Listener> 
     announce(server.port);
     return server;
   }
-  const server = Deno.serve({
+  const deno = Deno.serve({
     hostname: config.host,
     port: config.port,
     onListen: ({ port }) => announce(port),
   }, handler);
-  // Deno.serve has no way to cut connections short: past the timeout the
-  // process exits with them (serve returns and main.ts exits).
-  return { shutdown: () => server.shutdown(), close: () => Promise.resolve() };
+  return {
+    // Deno 2.9's shutdown() makes the body of a request in flight unreadable
+    // (denoland/deno#36809): wait until no handler is running, serving new
+    // requests meanwhile, then stop accepting.
+    shutdown: () => server.whenIdle().then(() => deno.shutdown()),
+    // Deno.serve cannot cut connections short: past the timeout the process
+    // exits with them (runServe returns, main.ts exits).
+    close: () => Promise.resolve(),
+  };
 }

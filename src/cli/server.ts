@@ -49,6 +49,8 @@ export interface Server {
   install(next: Services): void;
   /** Requests whose response is not made yet. */
   inFlight(): number;
+  /** Resolves the next time no request is in flight (at once when none is). */
+  whenIdle(): Promise<void>;
   /** Writes the access log lines still queued. */
   flushLog(): void;
 }
@@ -95,6 +97,7 @@ export function createServer(options: ServerOptions): Server {
       metrics.retireDataSet(previous?.data ?? null);
     },
     inFlight: instrumented.inFlight,
+    whenIdle: instrumented.whenIdle,
     flushLog: () => log.flush(),
   };
 }

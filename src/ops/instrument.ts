@@ -27,6 +27,8 @@ export interface Instrumented<E extends Env> {
   handler: Handler<E>;
   /** Requests whose response is not made yet. */
   inFlight(): number;
+  /** Resolves the next time no request is in flight (at once when none is). */
+  whenIdle(): Promise<void>;
   /** The id given to a request (while logging is on or errors-only), for error reports. */
   requestIdOf(request: Request): string | undefined;
 }
@@ -42,9 +44,15 @@ export function instrument<E extends Env>(
 ): Instrumented<E> {
   const { metrics, log } = options;
   let inFlight = 0;
+  let idle: (() => void)[] = [];
+  const whenIdle = () =>
+    inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => idle.push(resolve));
 
   const count = (request: Request, started: number, status: number): number => {
-    inFlight--;
+    if (--inFlight === 0 && idle.length > 0) {
+      for (const resolve of idle) resolve();
+      idle = [];
+    }
     const seconds = (performance.now() - started) / 1000;
     metrics.observe(routeIndex(request.url), methodIndex(request.method), status, seconds);
     return seconds;
@@ -73,7 +81,12 @@ export function instrument<E extends Env>(
       count(request, started, result.status);
       return result;
     };
-    return { handler: counted, inFlight: () => inFlight, requestIdOf: () => undefined };
+    return {
+      handler: counted,
+      inFlight: () => inFlight,
+      whenIdle,
+      requestIdOf: () => undefined,
+    };
   }
 
   const requestIds = createRequestIds();
@@ -148,7 +161,12 @@ export function instrument<E extends Env>(
     return finish(request, env, id, started, result);
   };
 
-  return { handler: logged, inFlight: () => inFlight, requestIdOf: (r) => ids.get(r) };
+  return {
+    handler: logged,
+    inFlight: () => inFlight,
+    whenIdle,
+    requestIdOf: (r) => ids.get(r),
+  };
 }
 
 const NON_ASCII = /[^\x00-\x7f]/;
