@@ -51,8 +51,20 @@ interface OptionSpec<K extends keyof Config> {
   parse: (text: string, name: string) => Config[K];
 }
 
-// Relative to this module, so `deno compile --include data/` finds the embedded copy.
-const DEFAULT_DATA_DIR = () => join(import.meta.dirname!, "..", "data");
+/**
+ * The default data directory: `data/` relative to this module, so that
+ * `deno run` and a binary built with `deno compile --include data/` read it
+ * through the same code (in a binary it is the embedded, read-only copy).
+ */
+export const DEFAULT_DATA_DIR = (): string => join(import.meta.dirname!, "..", "data");
+
+/** True when the data directory is the data embedded in a compiled binary (read-only). */
+export function isEmbeddedData(
+  dataDir: string,
+  standalone: boolean = Deno.build.standalone,
+): boolean {
+  return standalone && dataDir === DEFAULT_DATA_DIR();
+}
 
 /** Every setting, in the order the README's configuration table lists them. */
 export const OPTIONS: readonly OptionSpec<keyof Config>[] = [

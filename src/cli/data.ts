@@ -1,6 +1,6 @@
 /** `ipintel data`: installs the default data set (idempotent). */
 
-import type { Config } from "../config.ts";
+import { type Config, ConfigError, isEmbeddedData } from "../config.ts";
 import { defineCommand } from "./command.ts";
 import { buildDefaultData } from "../update/build.ts";
 import { DEFAULT_SOURCES } from "../update/default_sources.ts";
@@ -15,6 +15,11 @@ export const dataCommand = defineCommand({
 
 /** Builds missing or outdated default data; progress and a summary go to stderr. */
 export async function runData(config: Config, options: { force: boolean }): Promise<number> {
+  if (isEmbeddedData(config.dataDir)) {
+    throw new ConfigError(
+      "The data embedded in this binary is read-only: set IPINTEL_DATA_DIR (or --data-dir) to an existing directory to build the data into, and serve with the same setting",
+    );
+  }
   const { force } = options;
   const started = performance.now();
   const report = await buildDefaultData({

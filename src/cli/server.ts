@@ -34,6 +34,8 @@ export interface ServerOptions {
   checks?: readonly ReadinessCheck[];
   /** Where access log text goes (whole lines, batched). */
   writeLog: (text: string) => void;
+  /** Longest a log line waits to be written (ms; default 100, 0: at once). */
+  logFlushMs?: number;
   /** Where diagnostics go (5xx details, with the request id). */
   writeError?: (text: string) => void;
 }
@@ -61,7 +63,7 @@ export function createServer(options: ServerOptions): Server {
   const services: ServiceSlot = { current: null };
   const metrics = new Metrics({ dataSet: () => services.current?.data ?? null, version: VERSION });
   const writeError = options.writeError ?? ((text) => console.error(text));
-  const log = new LineWriter(options.writeLog);
+  const log = new LineWriter(options.writeLog, { flushMs: options.logFlushMs });
   // Filled in below: 5xx details name the request id the access log line has.
   let requestIdOf: (request: Request) => string | undefined = () => undefined;
   const logError = (error: unknown, request?: Request) => {

@@ -68,7 +68,7 @@ export function truncateAddress(address: string): string {
 /**
  * Collects lines and writes them in batches (one write per `flushMs`, or
  * sooner past `maxPending` characters): one write per request would cost the
- * server a system call each.
+ * server a system call each. `flushMs` 0 writes each line at once.
  */
 export class LineWriter {
   #pending: string[] = [];
@@ -84,12 +84,13 @@ export class LineWriter {
   add(line: string): void {
     this.#pending.push(line);
     this.#size += line.length + 1;
-    if (this.#size >= (this.options.maxPending ?? 64 * 1024)) this.flush();
+    const flushMs = this.options.flushMs ?? 100;
+    if (flushMs === 0 || this.#size >= (this.options.maxPending ?? 64 * 1024)) this.flush();
     else if (this.#timer === null) {
       this.#timer = setTimeout(() => {
         this.#timer = null;
         this.flush();
-      }, this.options.flushMs ?? 100);
+      }, flushMs);
     }
   }
 
