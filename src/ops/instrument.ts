@@ -169,7 +169,7 @@ export function instrument<E extends Env>(
   };
 }
 
-const NON_ASCII = /[^\x00-\x7f]/;
+const NON_ASCII = /[\u0080-\uffff]/;
 const encoder = new TextEncoder();
 
 /** Bytes of `text` in UTF-8; JSON bodies are ASCII (escaped), so usually just its length. */
