@@ -316,8 +316,8 @@ async function main(): Promise<void> {
     const plain = serve("ipintel", ["--auth", "off", "--kv", ":memory:"]);
     const keyed = serve("keyed", ["--auth", "required", "--kv", kv]);
     await waitFor(ceiling, "/", 30_000);
-    await waitFor(plain, "/health", 120_000);
-    await waitFor(keyed, "/health", 120_000);
+    await waitFor(plain, "/ready", 120_000);
+    await waitFor(keyed, "/ready", 120_000);
 
     /** What is measured: a server and the script that loads it. */
     const variants = [

@@ -46,6 +46,14 @@ export interface Config {
   connectionTypeDb: string | null;
   anonymousIpDb: string | null;
   domainDb: string | null;
+  /** Bearer token `GET /metrics` requires; null: metrics are open. */
+  metricsToken: string | null;
+  /** Access log lines on stdout: every request, only 4xx/5xx, or none. */
+  log: "on" | "errors" | "off";
+  /** Log full client addresses instead of their /24 (IPv4) or /48 (IPv6). */
+  logFullIp: boolean;
+  /** Seconds a stopping server waits for requests in flight. */
+  shutdownTimeout: number;
 }
 
 /** One setting: its environment variable, its flag, default and parser. */
@@ -60,7 +68,20 @@ interface OptionSpec<K extends keyof Config> {
 
 // Relative to this module, so `deno compile --include data/` finds the embedded copy.
 const DEFAULT_SOURCES_FILE = () => join(import.meta.dirname!, "..", "data", "sources.json");
-const DEFAULT_DATA_DIR = () => join(import.meta.dirname!, "..", "data");
+/**
+ * The default data directory: `data/` relative to this module, so that
+ * `deno run` and a binary built with `deno compile --include data/` read it
+ * through the same code (in a binary it is the embedded, read-only copy).
+ */
+export const DEFAULT_DATA_DIR = (): string => join(import.meta.dirname!, "..", "data");
+
+/** True when the data directory is the data embedded in a compiled binary (read-only). */
+export function isEmbeddedData(
+  dataDir: string,
+  standalone: boolean = Deno.build.standalone,
+): boolean {
+  return standalone && dataDir === DEFAULT_DATA_DIR();
+}
 
 /** Every setting, in the order the README's configuration table lists them. */
 export const OPTIONS: readonly OptionSpec<keyof Config>[] = [
@@ -236,6 +257,38 @@ export const OPTIONS: readonly OptionSpec<keyof Config>[] = [
       nonEmpty,
     )
   ),
+  option(
+    "metricsToken",
+    "IPINTEL_METRICS_TOKEN",
+    "metrics-token",
+    "Bearer token GET /metrics requires (Authorization: Bearer <token>); metrics are open without it",
+    () => null,
+    token,
+  ),
+  option(
+    "log",
+    "IPINTEL_LOG",
+    "log",
+    "Access log, one JSON line per request on stdout: on (every request), errors (4xx and 5xx only) or off",
+    () => "errors",
+    oneOf("on", "errors", "off"),
+  ),
+  option(
+    "logFullIp",
+    "IPINTEL_LOG_FULL_IP",
+    "log-full-ip",
+    "true: log full client addresses; false: only their /24 (IPv4) or /48 (IPv6)",
+    () => false,
+    boolean,
+  ),
+  option(
+    "shutdownTimeout",
+    "IPINTEL_SHUTDOWN_TIMEOUT",
+    "shutdown-timeout",
+    "Seconds a stopping server (SIGTERM, SIGINT) waits for requests in flight",
+    () => 10,
+    integerIn(0, 3600),
+  ),
 ];
 
 /** A configuration value that is not accepted; the CLI exits with status 2. */
@@ -402,6 +455,22 @@ function existingDirectory(text: string, name: string): string {
 function nonEmpty(text: string, name: string): string {
   if (text.trim() === "") throw invalid(name, text, "a non-empty value");
   return text.trim();
+}
+
+function token(text: string, name: string): string {
+  const value = text.trim();
+  // A bearer token is one header value word: visible ASCII, no spaces.
+  if (!/^[\x21-\x7e]{16,512}$/.test(value)) {
+    throw invalid(name, "<hidden>", "16 to 512 visible ASCII characters without spaces");
+  }
+  return value;
+}
+
+function boolean(text: string, name: string): boolean {
+  const value = text.trim().toLowerCase();
+  if (["true", "1", "yes", "on"].includes(value)) return true;
+  if (["false", "0", "no", "off"].includes(value)) return false;
+  throw invalid(name, text, "true or false");
 }
 
 function list(text: string): string[] {

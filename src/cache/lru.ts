@@ -23,6 +23,8 @@ export class LruCache<K, V> {
   readonly #max: number;
   /** Sentinel of the circular list: `next` is the most recent entry, `prev` the least. */
   readonly #head: Node<K, V>;
+  #hits = 0;
+  #misses = 0;
 
   /** @param max most entries kept; a non-negative integer. */
   constructor(max: number) {
@@ -45,10 +47,24 @@ export class LruCache<K, V> {
     return this.#map.size;
   }
 
+  /** Calls of `get` that found their key, since the cache was made (for metrics). */
+  get hits(): number {
+    return this.#hits;
+  }
+
+  /** Calls of `get` that did not find their key, since the cache was made. */
+  get misses(): number {
+    return this.#misses;
+  }
+
   /** The value for `key`, marking it most recently used; undefined when absent. */
   get(key: K): V | undefined {
     const node = this.#map.get(key);
-    if (node === undefined) return undefined;
+    if (node === undefined) {
+      this.#misses++;
+      return undefined;
+    }
+    this.#hits++;
     this.#moveToFront(node);
     return node.value;
   }

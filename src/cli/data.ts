@@ -1,6 +1,6 @@
 /** `ipintel data`: installs the default data set (idempotent); `ipintel data update`: every source. */
 
-import { type Config, UsageError } from "../config.ts";
+import { type Config, ConfigError, isEmbeddedData, UsageError } from "../config.ts";
 import { defineCommand } from "./command.ts";
 import { readSourcesFile } from "../sources/sources_file.ts";
 import { buildDefaultData } from "../update/build.ts";
@@ -35,6 +35,7 @@ export async function runData(
   options: { force: boolean },
   signal?: AbortSignal,
 ): Promise<number> {
+  refuseEmbeddedData(config);
   const { force } = options;
   const started = performance.now();
   const { sources } = await readSourcesFile(config.sourcesFile);
@@ -68,6 +69,7 @@ export async function runData(
  * failed ones keep their installed data). Ctrl-C stops the downloads cleanly.
  */
 export async function runDataUpdate(config: Config, signal?: AbortSignal): Promise<number> {
+  refuseEmbeddedData(config);
   const { sources } = await readSourcesFile(config.sourcesFile);
   const controller = new AbortController();
   const stop = () => controller.abort();
@@ -108,5 +110,14 @@ export async function ensureData(config: Config, signal?: AbortSignal): Promise<
     if (!(error instanceof Deno.errors.NotFound)) throw error;
     console.error(`data: ${config.dataDir}/manifest.json is missing; building the default data`);
     await runData(config, { force: false }, signal);
+  }
+}
+
+/** The data embedded in a compiled binary is read-only: building or updating needs a directory. */
+function refuseEmbeddedData(config: Config): void {
+  if (isEmbeddedData(config.dataDir)) {
+    throw new ConfigError(
+      "The data embedded in this binary is read-only: set IPINTEL_DATA_DIR (or --data-dir) to an existing directory to build the data into, and serve with the same setting",
+    );
   }
 }

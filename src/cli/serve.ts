@@ -2,48 +2,63 @@
 
 import type { Config } from "../config.ts";
 import { defineCommand } from "./command.ts";
-import { createApp, type ServiceSlot } from "../http/app.ts";
-import { type FetchHandler, withFastLookup } from "../http/fast_lookup.ts";
+import type { FetchHandler } from "../http/fast_lookup.ts";
 import { serveWithNodeHttp } from "../http/node_server.ts";
+import { stdoutSink } from "../ops/access_log.ts";
 import { describeAccess, startAccess } from "./access.ts";
 import { ensureData, runDataUpdate } from "./data.ts";
-import { openKv } from "./kv.ts";
+import { kvReadinessCheck, openKv } from "./kv.ts";
 import { startHotReload } from "./reload.ts";
+import { createServer, type Server } from "./server.ts";
 import { createServices, createSharedParts } from "./services.ts";
+import { StopRequest } from "./shutdown.ts";
 
 export const serveCommand = defineCommand({
   summary: "Serve the HTTP API (builds the default data on first run)",
   run: ({ config }) => runServe(config),
 });
 
-/** Serves until SIGINT/SIGTERM, then stops accepting and finishes in-flight requests. */
+/**
+ * Serves until SIGTERM or SIGINT, then stops accepting, lets the requests in
+ * flight finish (up to IPINTEL_SHUTDOWN_TIMEOUT), writes the pending rate
+ * counts to the KV, closes it and returns 0. A data set that fails to load
+ * stops the server the same way, then throws.
+ */
 export async function runServe(config: Config): Promise<number> {
-  // Listen at once; lookups answer 503 until the data (built on first run) is loaded.
-  const services: ServiceSlot = { current: null };
+  const stop = new StopRequest();
   const logError = (error: unknown) => console.error(error);
   const kv = await openKv(config);
   const { access, close: closeAccess } = await startAccess(kv, config, logError);
-  const app = createApp({ services, config, access, logError });
-  const server = await listen(config, withFastLookup(services, config, app.fetch, access));
+  const server = createServer({
+    config,
+    access,
+    checks: [
+      kvReadinessCheck(kv),
+      {
+        name: "shutdown",
+        check: () =>
+          stop.stopping ? Promise.reject(new Error("the server is stopping")) : Promise.resolve(),
+      },
+    ],
+    writeLog: stdoutSink(),
+  });
+  // Listen at once; lookups answer 503 until the data (built on first run) is loaded.
+  const listener = await listen(config, server);
   for (const line of describeAccess(access, config)) console.error(line);
+
+  // Aborted on the first stop request: a first-run download or a scheduled update stops with it.
   const stopping = new AbortController();
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    Deno.addSignalListener(signal, () => {
-      stopping.abort();
-      server.close();
-    });
-  }
-  /** After the last request: the remaining counts reach the KV before it closes. */
-  const release = async () => {
-    await closeAccess().catch(logError);
-    kv.close();
-  };
+  stop.requested.then(() => stopping.abort());
   const shared = createSharedParts();
-  try {
+  // Started once the first data set is served; set from the loading task below.
+  const background: { watch?: { close(): void }; schedule?: Promise<void> } = {};
+  let loadError: unknown = null;
+  (async () => {
     await ensureData(config, stopping.signal);
-    services.current = await createServices(config, shared);
+    const services = await createServices(config, shared);
+    server.install(services);
     console.error(`ipintel: data loaded from ${config.dataDir}`);
-    const absent = services.current.data.absent;
+    const absent = services.data.absent;
     if (absent.length) {
       console.error(
         `ipintel: not installed (their flags answer null): ${
@@ -51,17 +66,40 @@ export async function runServe(config: Config): Promise<number> {
         }; run "deno task ipintel data update" (details at /status)`,
       );
     }
-  } catch (error) {
-    await server.close();
-    await release();
-    throw error;
+    if (stop.stopping) return;
+    background.watch = startHotReload(config, shared, {
+      install: (next) => server.install(next),
+      recordReload: (result) => server.metrics.recordReload(result),
+    });
+    if (config.updateInterval > 0) {
+      background.schedule = scheduleUpdates(config, stopping.signal);
+    }
+  })().catch((error) => {
+    loadError = error;
+    stop.request("data failed to load");
+  });
+
+  const reason = await stop.requested;
+  const timeout = config.shutdownTimeout;
+  console.error(
+    `ipintel: ${reason}: stopping; ${server.inFlight()} request(s) in flight (waiting up to ${timeout} s, IPINTEL_SHUTDOWN_TIMEOUT)`,
+  );
+  const drained = await drain(listener, timeout * 1000, stop.hurried);
+  if (!drained) {
+    console.error(
+      `ipintel: ${server.inFlight()} request(s) still in flight after ${timeout} s: closing their connections`,
+    );
+    await listener.close();
   }
-  const watch = startHotReload(config, services, shared);
-  const schedule = config.updateInterval > 0 ? scheduleUpdates(config, stopping.signal) : null;
-  await server.finished;
-  watch.close();
-  await schedule;
-  await release();
+  background.watch?.close();
+  await background.schedule;
+  server.flushLog();
+  // After the last request: the remaining counts reach the KV before it closes.
+  await closeAccess().catch(logError);
+  kv.close();
+  stop.dispose();
+  if (loadError !== null) throw loadError;
+  console.error("ipintel: stopped");
   return 0;
 }
 
@@ -85,7 +123,32 @@ async function scheduleUpdates(config: Config, signal: AbortSignal): Promise<voi
   }
 }
 
-async function listen(config: Config, handler: FetchHandler) {
+/** A listening server: `shutdown` stops accepting and waits for requests in flight; `close` does not wait. */
+interface Listener {
+  shutdown(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** True when the requests in flight finished within `timeoutMs` (and no second signal came). */
+async function drain(listener: Listener, timeoutMs: number, hurried: Promise<void>) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<boolean>((resolve) => timer = setTimeout(resolve, timeoutMs, false));
+  try {
+    return await Promise.race([
+      listener.shutdown().then(() => true),
+      expired,
+      hurried.then(() => false),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function listen(
+  config: Config,
+  server: Pick<Server, "handler" | "whenIdle">,
+): Promise<Listener> {
+  const handler: FetchHandler = server.handler;
   const announce = (port: number) =>
     console.error(
       `ipintel listening on http://${config.host}:${port} (${config.httpServer} server)`,
@@ -95,18 +158,18 @@ async function listen(config: Config, handler: FetchHandler) {
     announce(server.port);
     return server;
   }
-  const controller = new AbortController();
-  const server = Deno.serve({
+  const deno = Deno.serve({
     hostname: config.host,
     port: config.port,
-    signal: controller.signal,
     onListen: ({ port }) => announce(port),
   }, handler);
   return {
-    finished: server.finished,
-    close: () => {
-      controller.abort();
-      return server.finished;
-    },
+    // Deno 2.9's shutdown() makes the body of a request in flight unreadable
+    // (denoland/deno#36809): wait until no handler is running, serving new
+    // requests meanwhile, then stop accepting.
+    shutdown: () => server.whenIdle().then(() => deno.shutdown()),
+    // Deno.serve cannot cut connections short: past the timeout the process
+    // exits with them (runServe returns, main.ts exits).
+    close: () => Promise.resolve(),
   };
 }

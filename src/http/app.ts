@@ -37,6 +37,8 @@ import { OPENAPI_DOCUMENT } from "./openapi.ts";
 import { checkRequest, requestTarget, targetFormat, targetPath } from "./request_target.ts";
 import { STATUS_BY_CODE } from "./status.ts";
 import { registerStatusRoute } from "./status_route.ts";
+import { bearerMatches } from "../ops/bearer.ts";
+import { METRICS_CONTENT_TYPE } from "../ops/metrics.ts";
 
 /** The loaded data and lookup; `current` is null while the data is still loading. */
 export interface ServiceSlot {
@@ -48,8 +50,12 @@ export interface AppDeps {
   config: Pick<Config, "bulkMax" | "trustedProxies" | "forwardedHeader" | "corsOrigins">;
   /** Keys and rate limits; without it the API is open (as with IPINTEL_AUTH=off). */
   access?: AccessControl;
-  /** Where 5xx details go; the client only sees a generic message. */
-  logError?: (error: unknown) => void;
+  /** Where 5xx details go (with the request, for its id); the client only sees a generic message. */
+  logError?: (error: unknown, request?: Request) => void;
+  /** Readiness beyond the data being loaded (the KV answering...): null when ready, else why not. */
+  ready?: () => Promise<string | null>;
+  /** Serves `GET /metrics` (absent: no such route); with a token, only to `Bearer <token>`. */
+  metrics?: { render: () => string; token: string | null };
 }
 
 /**
@@ -67,7 +73,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
   const logError = deps.logError ?? ((error) => console.error(error));
   const clientAddress = createClientAddressResolver(config);
   const postBulkLimit = 1024 + config.bulkMax * 64;
-  const healthBodies = new WeakMap<DataSet, string>();
+  const readyBodies = new WeakMap<DataSet, string>();
   const openApiBody = JSON.stringify(OPENAPI_DOCUMENT);
   const app = new Hono<Env>();
 
@@ -135,15 +141,40 @@ export function createApp(deps: AppDeps): Hono<Env> {
     return decision === undefined ? access!.charge(caller, cost).then(proceed) : proceed(decision);
   };
 
-  app.get("/health", (c) => {
+  // Liveness: the process answers. Readiness: the data is loaded and every check passes.
+  app.get("/health", (c) => c.body(HEALTH_BODY, 200, jsonHeaders));
+  app.get("/ready", async (c) => {
     const data = services.current?.data;
-    if (!data) return c.body(LOADING_BODY, 503, jsonHeaders);
-    let body = healthBodies.get(data);
-    if (!body) {
-      healthBodies.set(data, body = JSON.stringify({ success: true, data: healthData(data) }));
+    const reason = data ? await deps.ready?.() ?? null : "data is not loaded yet";
+    if (!data || reason !== null) {
+      const body = JSON.stringify({ success: false, message: `Not ready: ${reason}` });
+      return c.body(body, 503, { ...jsonHeaders, "cache-control": "no-store" });
     }
-    return c.body(body, 200, jsonHeaders);
+    let body = readyBodies.get(data);
+    if (!body) {
+      readyBodies.set(data, body = JSON.stringify({ success: true, data: readyData(data) }));
+    }
+    return c.body(body, 200, { ...jsonHeaders, "cache-control": "no-store" });
   });
+  const metrics = deps.metrics;
+  if (metrics) {
+    app.get("/metrics", (c) => {
+      if (
+        metrics.token !== null &&
+        !bearerMatches(c.req.header("authorization") ?? null, metrics.token)
+      ) {
+        const rendered = renderError(METRICS_UNAUTHORIZED, "json");
+        return c.body(rendered.body, 401, {
+          ...headersFor(c, rendered.contentType),
+          "www-authenticate": 'Bearer realm="metrics"',
+        });
+      }
+      return c.body(metrics.render(), 200, {
+        "content-type": METRICS_CONTENT_TYPE,
+        "cache-control": "no-store",
+      });
+    });
+  }
   app.get("/openapi.json", (c) => c.body(openApiBody, 200, jsonHeaders));
   registerStatusRoute(app, services, jsonHeaders);
 
@@ -266,7 +297,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
     if (error instanceof AppError) {
       return send(c, STATUS_BY_CODE[error.code], renderError(error.message, format));
     }
-    logError(error);
+    logError(error, c.req.raw);
     return send(c, 500, renderError("Internal server error", format));
   }
 
@@ -296,11 +327,14 @@ function methodsServed(path: string): string[] {
 }
 
 const LOADING_MESSAGE = "Data is not loaded yet: try again shortly";
-const LOADING_BODY = JSON.stringify({ success: false, message: LOADING_MESSAGE });
 
-function healthData(data: DataSet): Json {
+const HEALTH_BODY = JSON.stringify({ success: true, data: { status: "ok" } });
+const METRICS_UNAUTHORIZED =
+  "Invalid or missing metrics token: send Authorization: Bearer <IPINTEL_METRICS_TOKEN>";
+
+function readyData(data: DataSet): Json {
   return {
-    status: "ok",
+    status: "ready",
     databases: data.manifest.sources.map((s) => ({
       kind: s.kind,
       databaseType: s.databaseType,

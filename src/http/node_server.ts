@@ -19,6 +19,9 @@ export interface NodeServeEnv {
 export interface NodeServer {
   readonly port: number;
   readonly finished: Promise<void>;
+  /** Stops accepting, closes idle connections, and resolves once the requests in flight are answered. */
+  shutdown(): Promise<void>;
+  /** Stops at once, cutting every connection. */
   close(): Promise<void>;
 }
 
@@ -59,6 +62,11 @@ export function serveWithNodeHttp(
       resolve({
         port: typeof address === "object" && address ? address.port : options.port,
         finished,
+        shutdown: () => {
+          server.close();
+          server.closeIdleConnections();
+          return finished;
+        },
         close: () => {
           server.close();
           server.closeAllConnections();

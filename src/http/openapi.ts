@@ -268,8 +268,28 @@ export const OPENAPI_DOCUMENT = {
     },
     "/health": {
       get: {
-        summary: "Liveness, and the loaded databases with their licences and attribution",
-        responses: { "200": { description: "Service status" } },
+        summary: "Liveness: the process answers (also while the data is loading)",
+        responses: { "200": { description: '{"success":true,"data":{"status":"ok"}}' } },
+      },
+    },
+    "/ready": {
+      get: {
+        summary:
+          "Readiness: the data is loaded and the Deno KV answers; lists the loaded databases with their licences and attribution",
+        responses: {
+          "200": { description: "Ready, with the loaded databases" },
+          "503": { description: "Not ready; the message says why" },
+        },
+      },
+    },
+    "/metrics": {
+      get: {
+        summary:
+          "Prometheus metrics (text format 0.0.4); with IPINTEL_METRICS_TOKEN set, only for Authorization: Bearer <token>",
+        responses: {
+          "200": { description: "Metrics in the Prometheus text format" },
+          "401": { description: "Missing or wrong metrics token" },
+        },
       },
     },
     "/status": {

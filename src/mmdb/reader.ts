@@ -23,6 +23,8 @@ export interface MmdbDatabase<T> {
   /** The record for network-order address bytes (4 or 16), without parsing text. */
   getBytes(address: Uint8Array): T | null;
   getWithPrefixLength(ip: string): [T | null, number];
+  /** Hits and misses of the decoded-record cache so far (for metrics). */
+  cacheCounts(): { hits: number; misses: number };
 }
 
 /**
@@ -62,5 +64,6 @@ export function openMmdb<T>(
       return pointer === 0 ? null : resolve(pointer);
     },
     getWithPrefixLength: (ip) => reader.getWithPrefixLength(ip) as [T | null, number],
+    cacheCounts: () => ({ hits: cache.hits, misses: cache.misses }),
   };
 }

@@ -21,6 +21,10 @@ Deno.test("loadConfig gives the documented defaults with an empty environment", 
   assert.equal(config.kv, null, "ipintel.kv beside the data directory");
   assert.equal(config.auth, "auto");
   assert.deepEqual([config.rateLimit, config.rateWindow, config.anonRateLimit], [1000, 60, 60]);
+  assert.equal(config.metricsToken, null, "metrics open");
+  assert.equal(config.log, "errors", "access log lines for 4xx and 5xx only");
+  assert.equal(config.logFullIp, false, "client addresses truncated");
+  assert.equal(config.shutdownTimeout, 10);
   assert.ok(config.dataDir.endsWith("/data"), config.dataDir);
   assert.ok(Object.isFrozen(config));
 });
@@ -42,6 +46,10 @@ Deno.test("loadConfig reads every variable, and a flag wins over its variable", 
     IPINTEL_RATE_LIMIT: "0",
     IPINTEL_RATE_WINDOW: "3600",
     IPINTEL_ANON_RATE_LIMIT: "10",
+    IPINTEL_METRICS_TOKEN: "s3cret-metrics-token",
+    IPINTEL_LOG: "ON",
+    IPINTEL_LOG_FULL_IP: "true",
+    IPINTEL_SHUTDOWN_TIMEOUT: "30",
   };
   const config = loadConfig(env);
   assert.deepEqual({ ...config }, {
@@ -71,6 +79,10 @@ Deno.test("loadConfig reads every variable, and a flag wins over its variable", 
     connectionTypeDb: null,
     anonymousIpDb: null,
     domainDb: null,
+    metricsToken: "s3cret-metrics-token",
+    log: "on",
+    logFullIp: true,
+    shutdownTimeout: 30,
   });
   const flagged = loadConfig(env, { port: "9001", "forwarded-header": "x-real-ip" });
   assert.equal(flagged.port, 9001);
@@ -138,6 +150,25 @@ const INVALID: { env?: Record<string, string>; flags?: Record<string, string>; m
       message: /IPINTEL_NPM_REGISTRY "ftp:\/\/mirror": expected an http/,
     },
     { env: { HOST: "a b" }, message: /HOST "a b"/ },
+    {
+      env: { IPINTEL_LOG: "verbose" },
+      message: /^Invalid IPINTEL_LOG "verbose": expected one of on, errors, off$/,
+    },
+    {
+      env: { IPINTEL_LOG_FULL_IP: "maybe" },
+      message: /^Invalid IPINTEL_LOG_FULL_IP "maybe": expected true or false$/,
+    },
+    {
+      env: { IPINTEL_SHUTDOWN_TIMEOUT: "-1" },
+      message: /^Invalid IPINTEL_SHUTDOWN_TIMEOUT "-1": expected an integer from 0 to 3600$/,
+    },
+    { flags: { "shutdown-timeout": "5s" }, message: /^Invalid --shutdown-timeout "5s"/ },
+    // A secret is never echoed, even in the error that refuses it.
+    {
+      env: { IPINTEL_METRICS_TOKEN: "short secret" },
+      message:
+        /^Invalid IPINTEL_METRICS_TOKEN "<hidden>": expected 16 to 512 visible ASCII characters without spaces$/,
+    },
   ];
 
 Deno.test("loadConfig refuses each invalid value with a ConfigError naming it", () => {

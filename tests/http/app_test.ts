@@ -296,11 +296,12 @@ Deno.test("lookups answer 503 while the data is not loaded", async () => {
       corsOrigins: ["*"],
     },
   });
-  for (const path of ["/ip/8.8.8.8", "/bulk/8.8.8.8", "/health"]) {
+  for (const path of ["/ip/8.8.8.8", "/bulk/8.8.8.8", "/ready"]) {
     const res = await loading.request(path);
     assert.equal(res.status, 503, path);
     assert.match((await res.json()).message, /not loaded/);
   }
+  assert.equal((await loading.request("/health")).status, 200, "alive while loading");
 });
 
 Deno.test("CORS allows browsers by default, on answers, errors and preflights", async () => {
@@ -337,8 +338,8 @@ Deno.test("CORS with a configured origin list allows only those origins", async 
   assert.equal(other.headers.get("access-control-allow-origin"), null);
 });
 
-Deno.test("/health lists the loaded databases with their attribution", async () => {
-  const { status, body } = await json("/health");
+Deno.test("/ready lists the loaded databases with their attribution", async () => {
+  const { status, body } = await json("/ready");
   assert.equal(status, 200);
   assert.deepEqual(body.data.databases.map((d: { kind: string }) => d.kind), ["city", "asn"]);
   assert.ok(body.data.databases.every((d: { attribution: string }) => d.attribution));

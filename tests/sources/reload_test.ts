@@ -35,7 +35,12 @@ Deno.test("a running server swaps in new data within 5 s, with no failed or mixe
     logError: () => {},
   });
   const log: string[] = [];
-  const watch = startHotReload(config, services, shared, (line) => log.push(line));
+  const watch = startHotReload(
+    config,
+    shared,
+    { install: (next) => services.current = next },
+    (line) => log.push(line),
+  );
   try {
     const answers = { requests: 0, failures: [] as string[], mixed: 0, old: 0, new: 0 };
     let done = false;
@@ -88,9 +93,15 @@ Deno.test("a new data set that fails validation is not swapped in, and the reaso
   const services: ServiceSlot = { current: await createServices(config, shared) };
   const before = services.current;
   const log: string[] = [];
-  const watch = startHotReload(config, services, shared, (line) => log.push(line), {
-    pollMs: 200,
-  });
+  const watch = startHotReload(
+    config,
+    shared,
+    { install: (next) => services.current = next },
+    (line) => log.push(line),
+    {
+      pollMs: 200,
+    },
+  );
   try {
     await new Promise((resolve) => setTimeout(resolve, 100));
     // A manifest naming a database whose bytes are not a MaxMind DB.

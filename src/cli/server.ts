@@ -1,0 +1,105 @@
+/**
+ * The request handler a server runs, assembled once for `serve` and for the
+ * Deno Deploy entry point: the app, the fast path in front of it, and the
+ * instrumentation (metrics, request ids, access log) around both.
+ */
+
+import type { AccessControl } from "../access/access.ts";
+import type { Config } from "../config.ts";
+import { createApp, type ServiceSlot } from "../http/app.ts";
+import { createClientAddressResolver } from "../http/client_address.ts";
+import { type FetchHandler, withFastLookup } from "../http/fast_lookup.ts";
+import { LineWriter } from "../ops/access_log.ts";
+import { instrument } from "../ops/instrument.ts";
+import { Metrics } from "../ops/metrics.ts";
+import { createReadiness, type ReadinessCheck } from "../ops/readiness.ts";
+import { VERSION } from "./command.ts";
+import type { Services } from "./services.ts";
+
+type ServerConfig = Pick<
+  Config,
+  | "bulkMax"
+  | "trustedProxies"
+  | "forwardedHeader"
+  | "corsOrigins"
+  | "metricsToken"
+  | "log"
+  | "logFullIp"
+>;
+
+export interface ServerOptions {
+  config: ServerConfig;
+  access?: AccessControl;
+  /** What `/ready` checks besides the data (the KV answering, not shutting down). */
+  checks?: readonly ReadinessCheck[];
+  /** Where access log text goes (whole lines, batched). */
+  writeLog: (text: string) => void;
+  /** Longest a log line waits to be written (ms; default 100, 0: at once). */
+  logFlushMs?: number;
+  /** Where diagnostics go (5xx details, with the request id). */
+  writeError?: (text: string) => void;
+}
+
+export interface Server {
+  /** The outermost handler, for Deno.serve or the node:http server. */
+  handler: FetchHandler;
+  metrics: Metrics;
+  /**
+   * Starts serving a data set (the first one, or a reloaded one): lookups are
+   * counted, and the replaced set's cache counts are kept in the metrics.
+   */
+  install(next: Services): void;
+  /** Requests whose response is not made yet. */
+  inFlight(): number;
+  /** Resolves the next time no request is in flight (at once when none is). */
+  whenIdle(): Promise<void>;
+  /** Writes the access log lines still queued. */
+  flushLog(): void;
+}
+
+/** Builds the handler; bad configuration throws here, at start-up. */
+export function createServer(options: ServerOptions): Server {
+  const { config } = options;
+  const services: ServiceSlot = { current: null };
+  const metrics = new Metrics({ dataSet: () => services.current?.data ?? null, version: VERSION });
+  const writeError = options.writeError ?? ((text) => console.error(text));
+  const log = new LineWriter(options.writeLog, { flushMs: options.logFlushMs });
+  // Filled in below: 5xx details name the request id the access log line has.
+  let requestIdOf: (request: Request) => string | undefined = () => undefined;
+  const logError = (error: unknown, request?: Request) => {
+    const id = request ? requestIdOf(request) : undefined;
+    const detail = error instanceof Error ? error.stack ?? error.message : String(error);
+    writeError(`ipintel: internal error${id ? ` in request ${id}` : ""}: ${detail}`);
+  };
+  const app = createApp({
+    services,
+    config,
+    access: options.access,
+    logError,
+    ready: createReadiness(options.checks ?? []),
+    metrics: { render: () => metrics.render(), token: config.metricsToken },
+  });
+  const instrumented = instrument(
+    withFastLookup(services, config, app.fetch, options.access),
+    {
+      metrics,
+      log: config.log,
+      logFullIp: config.logFullIp,
+      writeLine: (line) => log.add(line),
+      clientAddress: createClientAddressResolver(config),
+    },
+  );
+  requestIdOf = instrumented.requestIdOf;
+  return {
+    handler: instrumented.handler,
+    metrics,
+    install(next) {
+      const previous = services.current;
+      services.current = { data: next.data, lookup: metrics.countLookups(next.lookup) };
+      metrics.retireDataSet(previous?.data ?? null);
+    },
+    inFlight: instrumented.inFlight,
+    whenIdle: instrumented.whenIdle,
+    flushLog: () => log.flush(),
+  };
+}

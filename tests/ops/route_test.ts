@@ -1,0 +1,35 @@
+import assert from "node:assert/strict";
+import { OPENAPI_DOCUMENT } from "../../src/http/openapi.ts";
+import { routeIndex, ROUTES } from "../../src/ops/route.ts";
+
+const route = (url: string) => ROUTES[routeIndex(url)];
+
+Deno.test("routeIndex gives the route pattern, never the path, query or fragment", () => {
+  const cases: [string, string][] = [
+    ["http://h/ip/8.8.8.8", "/ip/{ip}"],
+    ["http://h:8000/ip/2001:db8::1?apiKey=secret&get=city", "/ip/{ip}"],
+    ["http://h/ip/81.2.69.142%2F24#x", "/ip/{ip}"],
+    ["http://h/ip", "/ip"],
+    ["http://h/ip/", "/ip"],
+    ["http://h/ip/?apiKey=k", "/ip"],
+    ["http://h/me?format=xml", "/me"],
+    ["http://h/me/", "unmatched"],
+    ["http://h/bulk/1.1.1.1,8.8.8.8", "/bulk/{ip_list}"],
+    ["http://h/bulk", "/bulk"],
+    ["http://h/bulk/", "/bulk"],
+    ["http://h/health", "/health"],
+    ["http://h/ready?x=1", "/ready"],
+    ["http://h/metrics", "/metrics"],
+    ["http://h/openapi.json", "/openapi.json"],
+    ["http://h/", "unmatched"],
+    ["http://h/iphone", "unmatched"],
+    ["http://h/favicon.ico", "unmatched"],
+  ];
+  for (const [url, expected] of cases) assert.equal(route(url), expected, url);
+});
+
+Deno.test("every documented path is its own route label", () => {
+  for (const path of Object.keys(OPENAPI_DOCUMENT.paths)) {
+    assert.equal(route(`http://localhost${path}`), path, path);
+  }
+});

@@ -1,0 +1,142 @@
+/**
+ * Graceful shutdown over a real socket: `ipintel serve` as a subprocess gets
+ * SIGTERM while a request is in flight (a POST /bulk whose body the client
+ * is still sending), stops accepting, answers that request, writes the rate
+ * counts to the KV and exits 0.
+ */
+
+import assert from "node:assert/strict";
+import { writeFixtureDataDir } from "../_helpers.ts";
+
+const ROOT = new URL("../..", import.meta.url).pathname;
+
+interface Running {
+  child: Deno.ChildProcess;
+  port: number;
+  stderr: () => string;
+}
+
+async function startServe(env: Record<string, string>): Promise<Running> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "main.ts", "serve", "--port", "0"],
+    cwd: ROOT,
+    env,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  let text = "";
+  const decoder = new TextDecoder();
+  let resolvePort!: (port: number) => void;
+  const port = new Promise<number>((resolve) => resolvePort = resolve);
+  (async () => {
+    for await (const chunk of child.stderr) {
+      text += decoder.decode(chunk, { stream: true });
+      // Ready once the data is loaded (the listening line comes first).
+      const listening = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(text);
+      if (listening && /data loaded/.test(text)) resolvePort(Number(listening[1]));
+    }
+  })();
+  const timeout = setTimeout(() => resolvePort(-1), 60_000);
+  const found = await port;
+  clearTimeout(timeout);
+  if (found < 0) {
+    child.kill("SIGKILL");
+    throw new Error(`serve did not start:\n${text}`);
+  }
+  return { child, port: found, stderr: () => text };
+}
+
+async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("Timed out waiting");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function readAll(conn: Deno.Conn): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  const buffer = new Uint8Array(64 * 1024);
+  for (;;) {
+    const n = await conn.read(buffer).catch(() => null);
+    if (n === null) break;
+    chunks.push(buffer.slice(0, n));
+  }
+  return new TextDecoder().decode(
+    chunks.reduce((a, b) => new Uint8Array([...a, ...b]), new Uint8Array()),
+  );
+}
+
+for (const httpServer of ["deno", "node"] as const) {
+  Deno.test(`SIGTERM with a request in flight: it is answered, then exit 0 (${httpServer} server)`, async () => {
+    const dataDir = await writeFixtureDataDir();
+    const kvPath = `${dataDir}/test.kv`;
+    const server = await startServe({
+      IPINTEL_DATA_DIR: dataDir,
+      IPINTEL_KV: kvPath,
+      IPINTEL_HTTP_SERVER: httpServer,
+      IPINTEL_AUTH: "optional",
+      IPINTEL_ANON_RATE_LIMIT: "1000",
+      IPINTEL_SHUTDOWN_TIMEOUT: "20",
+      IPINTEL_LOG: "off",
+    });
+    const exited = server.child.status;
+    try {
+      // The slow request: headers and half the body now, the rest after SIGTERM.
+      const body = JSON.stringify({ ips: ["81.2.69.142", "2a02:ec0::1"] });
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
+      const head = "POST /bulk?get=countryCode HTTP/1.1\r\nHost: 127.0.0.1\r\n" +
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`;
+      await conn.write(new TextEncoder().encode(head + body.slice(0, 10)));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+
+      server.child.kill("SIGTERM");
+      await waitFor(() => /SIGTERM: stopping/.test(server.stderr()));
+      if (httpServer === "node") {
+        // node:http stops accepting at once.
+        await assert.rejects(Deno.connect({ hostname: "127.0.0.1", port: server.port }));
+      } else {
+        // Deno.serve keeps accepting until no handler runs (denoland/deno#36809),
+        // and what it accepts meanwhile is answered, not dropped.
+        const meanwhile = await fetch(`http://127.0.0.1:${server.port}/ip/81.2.69.142`);
+        assert.equal(meanwhile.status, 200);
+        assert.equal((await meanwhile.json()).data.geoLocation.countryCode, "GB");
+      }
+
+      await conn.write(new TextEncoder().encode(body.slice(10)));
+      const response = await readAll(conn);
+      conn.close();
+      assert.match(response, /^HTTP\/1\.1 200 /, server.stderr());
+      assert.deepEqual(JSON.parse(response.slice(response.indexOf("\r\n\r\n") + 4)).data, {
+        responseArray: [
+          { ip: "81.2.69.142", countryCode: "GB" },
+          { ip: "2a02:ec0::1", countryCode: "DE" },
+        ],
+      });
+
+      const status = await exited;
+      assert.equal(status.code, 0, server.stderr());
+      assert.match(server.stderr(), /SIGTERM: stopping; 1 request\(s\) in flight/);
+      assert.match(server.stderr(), /ipintel: stopped/);
+
+      // Every address charged to the keyless caller reached the KV.
+      const kv = await Deno.openKv(kvPath);
+      try {
+        let counted = 0;
+        for await (const entry of kv.list<number>({ prefix: ["rate"] })) {
+          if (String(entry.key[1]).startsWith("ip:127.0.0.1")) counted += Number(entry.value);
+        }
+        assert.equal(counted, httpServer === "node" ? 2 : 3);
+      } finally {
+        kv.close();
+      }
+    } finally {
+      try {
+        server.child.kill("SIGKILL");
+      } catch { /* exited */ }
+      await exited;
+      await Deno.remove(dataDir, { recursive: true });
+    }
+  });
+}
