@@ -81,17 +81,57 @@ function offsetAt(formatter: Intl.DateTimeFormat, ms: number): number {
   return match[1] === "+" ? seconds : -seconds;
 }
 
+/** ICU's long specific name in en-US: "Eastern Daylight Time", "Yukon Time", "GMT+01:00". */
+function longNameFormatter(zone: string): Intl.DateTimeFormat {
+  return new Intl.DateTimeFormat("en-US", { timeZone: zone, timeZoneName: "long" });
+}
+
+/** ICU's fallback when a zone has no name at an instant: "GMT", "GMT+01:00", "GMT-03:00". */
+const GMT_FORMAT = /^GMT(?:[+\u2212-]|$)/;
+
 /**
- * The zone's standard offset in `year`: the smaller of its offsets at
- * 1 January and 1 July 00:00 UTC. Summer time always moves clocks forward
- * (in the northern summer in the north, the southern one in the south), so
- * the smaller one is standard in both hemispheres.
+ * CLDR's English names mark daylight time in every name ICU shows for it
+ * ("Eastern Daylight Time", "British Summer Time", "Chile Summer Time"); a
+ * standard name never holds either word ("Irish Standard Time", "Yukon Time").
  */
-function standardOffset(formatter: Intl.DateTimeFormat, year: number): number {
-  return Math.min(
-    offsetAt(formatter, Date.UTC(year, 0, 1)),
-    offsetAt(formatter, Date.UTC(year, 6, 1)),
-  );
+const DAYLIGHT_NAME = /\b(?:Daylight|Summer)\b/;
+
+const MS_PER_WEEK = 7 * 86_400_000;
+
+/** Weekly samples a lower offset needs on each side (about two months) to count as standard. */
+const MIN_LOWER_WEEKS = 8;
+
+/**
+ * Whether the zone is on daylight-saving time at `ms` (decisions in docs/decisions.md,
+ * "Time zones"): it is when the offset is above the zone's standard offset for that
+ * date as tzdata defines it, and a negative DST (Irish winter GMT, Morocco's Ramadan
+ * hour) counts as standard time.
+ *
+ * 1. Where ICU has a name for the zone at that instant, the name says it: ICU picks
+ *    the daylight name exactly when its rules say DST, and English daylight names
+ *    say "Daylight" or "Summer". This follows changes of standard time that offsets
+ *    alone cannot see (Whitehorse kept -07 in November 2020, as standard time).
+ * 2. Where ICU has only "GMT±hh:mm" (Casablanca, Amman since 2022, Troll, Jersey),
+ *    the offsets decide: DST is an offset above one the zone keeps for about two
+ *    months or more both in the year before and in the year after (Troll's summer
+ *    +02 between its winters at +00). A dip of a few weeks (Ramadan in Casablanca)
+ *    is not a standard time, and an offset kept for good (Amman's +03) is not DST.
+ */
+function isDstAt(
+  offsets: Intl.DateTimeFormat,
+  names: Intl.DateTimeFormat,
+  ms: number,
+  offset: number,
+): boolean {
+  const name = names.formatToParts(ms).find((p) => p.type === "timeZoneName")?.value ?? "";
+  if (!GMT_FORMAT.test(name)) return DAYLIGHT_NAME.test(name);
+  let lowerBefore = 0;
+  let lowerAfter = 0;
+  for (let week = 1; week <= 52; week++) {
+    if (offsetAt(offsets, ms - week * MS_PER_WEEK) < offset) lowerBefore++;
+    if (offsetAt(offsets, ms + week * MS_PER_WEEK) < offset) lowerAfter++;
+  }
+  return lowerBefore >= MIN_LOWER_WEEKS && lowerAfter >= MIN_LOWER_WEEKS;
 }
 
 /** "+05:30" for 19800 with `separator` ":", "+0530" with ""; seconds only when non-zero. */
@@ -124,19 +164,19 @@ function abbrAt(zone: string, ms: number, offset: number): string {
   return generic ?? formatOffset(offset, "");
 }
 
-/** Computes a zone's facts at `ms`, getting the standard offset and abbr from the caller. */
+/** Computes a zone's facts at `ms`, getting the abbreviation from the caller. */
 function zoneFacts(
-  formatter: Intl.DateTimeFormat,
+  offsets: Intl.DateTimeFormat,
+  names: Intl.DateTimeFormat,
   ms: number,
-  standard: (year: number) => number,
   abbr: (offset: number) => string,
 ): ZoneFacts {
-  const offset = offsetAt(formatter, ms);
+  const offset = offsetAt(offsets, ms);
   return {
     offset,
     utc: formatOffset(offset, ":"),
     abbr: abbr(offset),
-    is_dst: offset > standard(new Date(ms).getUTCFullYear()),
+    is_dst: isDstAt(offsets, names, ms, offset),
   };
 }
 
@@ -160,10 +200,8 @@ function toInfo(zone: string, facts: ZoneFacts, ms: number): TimeZoneInfo {
  *
  * - `time_zone`: `zone` as given (ICU matches ids case-insensitively).
  * - `offset`: seconds east of UTC at `now`; `utc`: the same as "±HH:MM".
- * - `is_dst`: offset > standard offset, where standard is the smaller of the
- *   offsets at 1 January and 1 July (UTC) of `now`'s year. Zones whose tzdata
- *   uses negative DST (Europe/Dublin, Africa/Casablanca) thus count their
- *   summer/+01 time as DST, as people there would.
+ * - `is_dst`: the zone's rules at `now` (see isDstAt): true for daylight time
+ *   only; tzdata's negative DST (Irish winter, Morocco's Ramadan hour) is standard.
  * - `abbr`: see the abbreviation rule (alphabetic English name, else "+HHMM").
  * - `current_time`: local time at `now`, ISO 8601, seconds, offset, no millis.
  *
@@ -178,8 +216,8 @@ export function timeZoneInfo(zone: string | null, now: Date): TimeZoneInfo {
   try {
     const facts = zoneFacts(
       formatter,
+      longNameFormatter(zone),
       ms,
-      (year) => standardOffset(formatter, year),
       (offset) => abbrAt(zone, ms, offset),
     );
     return toInfo(zone, facts, ms);
@@ -195,9 +233,8 @@ interface ZoneEntry {
   /** UTC minute (epoch ms / 60000, floored) that `facts` hold for; NaN until computed. */
   minute: number;
   facts: ZoneFacts | null;
-  /** Standard offset of `standardYear`: two ICU calls a year instead of two a minute. */
-  standardYear: number;
-  standardOffset: number;
+  /** ICU's long names, which tell daylight time from standard time (see isDstAt). */
+  names: Intl.DateTimeFormat;
   /** Abbreviation per offset: a zone has one name per offset (EST at -5h, EDT at -4h). */
   abbrByOffset: Map<number, string>;
   /** The whole answer for UTC second `second` (epoch ms / 1000, floored): shared, frozen. */
@@ -234,8 +271,7 @@ export function createTimeZoneCache(): TimeZoneLookup {
         formatter,
         minute: NaN,
         facts: null,
-        standardYear: NaN,
-        standardOffset: 0,
+        names: longNameFormatter(zone),
         abbrByOffset: new Map(),
         second: NaN,
         info: null,
@@ -258,13 +294,6 @@ export function createTimeZoneCache(): TimeZoneLookup {
 
 /** Recomputes an entry's facts for the minute of `ms`, reusing its formatter and memos. */
 function refresh(entry: ZoneEntry, zone: string, ms: number): ZoneFacts {
-  const standard = (year: number): number => {
-    if (entry.standardYear !== year) {
-      entry.standardOffset = standardOffset(entry.formatter, year);
-      entry.standardYear = year;
-    }
-    return entry.standardOffset;
-  };
   const abbr = (offset: number): string => {
     let name = entry.abbrByOffset.get(offset);
     if (name === undefined) {
@@ -273,7 +302,7 @@ function refresh(entry: ZoneEntry, zone: string, ms: number): ZoneFacts {
     }
     return name;
   };
-  const facts = zoneFacts(entry.formatter, ms, standard, abbr);
+  const facts = zoneFacts(entry.formatter, entry.names, ms, abbr);
   entry.facts = facts;
   entry.minute = Math.floor(ms / MS_PER_MINUTE);
   return facts;

@@ -81,7 +81,7 @@ function expectedFromZoneinfo(c: Case): Omit<TimeZoneInfo, "abbr"> {
     offset: answer.offset,
     // isoformat() ends in the ±HH:MM offset; none of these zones has seconds in it.
     utc: answer.local.slice(-6),
-    // Positive DST only: tzdata's negative DST (Dublin, Casablanca) is not in these zones.
+    // Positive DST only: tzdata's negative DST (Dublin, Casablanca) counts as standard.
     is_dst: answer.dst > 0,
     current_time: answer.local,
   };
@@ -147,9 +147,10 @@ const PINNED = [
   pin("Europe/London", "2026-07-15T12:00:00Z", "BST", 3600, true, "2026-07-15T13:00:00"),
   // en-US says "GMT" for any zero offset; en-GB's specific "WET" wins.
   pin("Europe/Lisbon", "2026-01-15T12:00:00Z", "WET", 0, false, "2026-01-15T12:00:00"),
-  // tzdata calls Irish winter time negative DST; we call summer DST, as the Irish do.
+  // Irish Standard Time (summer) is Ireland's legal standard time, and tzdata's negative
+  // DST in winter counts as standard time: Dublin is never on DST.
   pin("Europe/Dublin", "2026-01-15T12:00:00Z", "GMT", 0, false, "2026-01-15T12:00:00"),
-  pin("Europe/Dublin", "2026-07-15T12:00:00Z", "IST", 3600, true, "2026-07-15T13:00:00"),
+  pin("Europe/Dublin", "2026-07-15T12:00:00Z", "IST", 3600, false, "2026-07-15T13:00:00"),
   pin("UTC", "2026-07-15T12:00:00Z", "UTC", 0, false, "2026-07-15T12:00:00"),
   pin("Australia/Sydney", "2026-01-15T12:00:00Z", "AEDT", 39600, true, "2026-01-15T23:00:00"),
   pin("Australia/Sydney", "2026-07-15T12:00:00Z", "AEST", 36000, false, "2026-07-15T22:00:00"),

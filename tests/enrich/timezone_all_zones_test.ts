@@ -1,0 +1,113 @@
+/**
+ * `is_dst` and the offset of every time zone the City database names (and every zone
+ * ICU lists), at dates across 2020–2031, against Python's zoneinfo (system tzdata).
+ *
+ * The rule checked (docs/decisions.md, "Time zones"): DST is tzdata's positive DST
+ * only, `dst() > 0`; tzdata's negative DST (Irish winter GMT, Morocco's Ramadan
+ * hour) counts as standard time.
+ */
+
+import assert from "node:assert/strict";
+import { createTimeZoneCache } from "../../src/enrich/timezone.ts";
+import { DEFAULT_DATA_DIR } from "../_helpers.ts";
+import { askZoneinfo } from "./zoneinfo_oracle.ts";
+
+/**
+ * The `time_zone` strings of a GeoLite2-City file. MMDB strings shorter than 29 bytes
+ * are stored as one control byte 0x40 + length, then the text; longer ones as 0x5d
+ * and (length - 29). Every zone id appears at least once in the data section.
+ */
+function zonesInCityDatabase(bytes: Uint8Array): Set<string> {
+  const text = new TextDecoder("latin1").decode(bytes);
+  const zones = new Set<string>();
+  const candidate =
+    /(?:Africa|America|Antarctica|Arctic|Asia|Atlantic|Australia|Europe|Indian|Pacific|Etc)\/[A-Za-z_+\-]+(?:\/[A-Za-z_+\-]+)*/g;
+  for (const match of text.matchAll(candidate)) {
+    const at = match.index;
+    for (let end = match[0].length; end > 0; end--) {
+      const length = end;
+      const control = length < 29
+        ? bytes[at - 1] === (0x40 | length)
+        : bytes[at - 2] === 0x5d && bytes[at - 1] === length - 29;
+      if (control) {
+        zones.add(match[0].slice(0, end));
+        break;
+      }
+    }
+  }
+  return zones;
+}
+
+const cityZones = zonesInCityDatabase(
+  await Deno.readFile(`${DEFAULT_DATA_DIR}/GeoLite2-City.mmdb`),
+);
+const ZONES = [...new Set([...cityZones, ...Intl.supportedValuesOf("timeZone")])].sort();
+
+/** Four dates a year, 2020–2031, plus instants where a simpler rule went wrong. */
+const DATES: string[] = [];
+for (let year = 2020; year <= 2031; year++) {
+  for (const monthDay of ["01-15", "04-15", "07-15", "10-15"]) {
+    DATES.push(`${year}-${monthDay}T12:00:00Z`);
+  }
+}
+DATES.push(
+  "2020-11-15T12:00:00Z", // Whitehorse: -07 kept as standard time after 1 November 2020
+  "2026-02-25T12:00:00Z", // Casablanca: Ramadan at +00 (negative DST)
+  "2030-01-15T12:00:00Z", // Casablanca: Ramadan over New Year
+  "2031-06-01T12:00:00Z", // Casablanca: +01 in a year that began in Ramadan
+);
+
+const pairs = ZONES.flatMap((zone) =>
+  DATES.map((iso) => [zone, Math.floor(Date.parse(iso) / 1000)] as const)
+);
+const oracle = await askZoneinfo(pairs);
+const skipped = "skipped" in oracle ? oracle.skipped : null;
+if (skipped !== null) console.log(`SKIPPED: zoneinfo comparison: ${skipped}`);
+
+Deno.test("the City database names time zones, and ICU knows every one of them", () => {
+  assert.ok(cityZones.size > 300, `only ${cityZones.size} zones found`);
+  for (const zone of cityZones) {
+    assert.doesNotThrow(() => new Intl.DateTimeFormat("en", { timeZone: zone }), zone);
+  }
+});
+
+Deno.test({
+  name: "is_dst and offset match zoneinfo for every zone at 52 dates in 2020-2031",
+  ignore: skipped !== null,
+  fn() {
+    if ("skipped" in oracle) return;
+    const timeZones = createTimeZoneCache();
+    const wrong: string[] = [];
+    pairs.forEach(([zone, epoch], i) => {
+      const answer = oracle.answers[i]!;
+      const ours = timeZones(zone, new Date(epoch * 1000));
+      const expected = { offset: answer.offset, is_dst: answer.dst > 0 };
+      if (ours.offset !== expected.offset || ours.is_dst !== expected.is_dst) {
+        wrong.push(
+          `${zone} at ${new Date(epoch * 1000).toISOString()}: offset ${ours.offset}, ` +
+            `is_dst ${ours.is_dst}; zoneinfo ${expected.offset}, ${expected.is_dst}`,
+        );
+      }
+    });
+    assert.deepEqual(wrong, [], `${wrong.length} of ${pairs.length} answers differ`);
+  },
+});
+
+/** The cases the issue names, pinned, so a reader sees the rule at work. */
+const NAMED: Array<{ zone: string; at: string; offset: number; isDst: boolean }> = [
+  { zone: "America/Whitehorse", at: "2020-07-15T12:00:00Z", offset: -25200, isDst: true },
+  { zone: "America/Whitehorse", at: "2020-11-15T12:00:00Z", offset: -25200, isDst: false },
+  { zone: "Africa/Casablanca", at: "2026-02-25T12:00:00Z", offset: 0, isDst: false },
+  { zone: "Africa/Casablanca", at: "2031-06-01T12:00:00Z", offset: 3600, isDst: false },
+  { zone: "Europe/Dublin", at: "2026-01-15T12:00:00Z", offset: 0, isDst: false },
+  { zone: "Europe/Dublin", at: "2026-07-15T12:00:00Z", offset: 3600, isDst: false },
+  { zone: "Antarctica/Troll", at: "2026-07-15T12:00:00Z", offset: 7200, isDst: true },
+  { zone: "Asia/Amman", at: "2026-07-15T12:00:00Z", offset: 10800, isDst: false },
+];
+
+for (const { zone, at, offset, isDst } of NAMED) {
+  Deno.test(`${zone} at ${at} is at ${offset} s, is_dst ${isDst}`, () => {
+    const info = createTimeZoneCache()(zone, new Date(at));
+    assert.deepEqual({ offset: info.offset, is_dst: info.is_dst }, { offset, is_dst: isDst });
+  });
+}
