@@ -4,7 +4,7 @@
  * @module
  */
 
-import { countries, type ICountry } from "countries-list";
+import { continents, countries, type ICountry } from "countries-list";
 
 /** What `countries-list` tells us about one country, normalised for the API. */
 export interface CountryFacts {
@@ -14,6 +14,12 @@ export interface CountryFacts {
   dial_code: string | null;
   /** First ISO 4217 code listed for the country (its main one), e.g. "USD". */
   currencyCode: string | null;
+  /** Continent code as GeoNames and MaxMind spell them (AF, AN, AS, EU, NA, OC, SA). */
+  continentCode: string | null;
+  /** The continent's English name, e.g. "Oceania". */
+  continent: string | null;
+  /** The country's time zone when ICU lists exactly one for it (FR, JP), else null (US, DE). */
+  timeZone: string | null;
 }
 
 /** Exactly two upper-case ASCII letters: the shape of every key of the data set. */
@@ -36,11 +42,21 @@ export function countryFacts(countryCode: string): CountryFacts | null {
   if (country === undefined) return null;
   const phone = country.phone[0];
   const currency = country.currency[0];
+  const continentCode = country.continent ?? null;
   return {
     capital: country.capital === "" ? null : country.capital,
     dial_code: phone === undefined ? null : `+${phone}`,
     currencyCode: currency ?? null,
+    continentCode,
+    continent: continentCode === null ? null : continents[continentCode] ?? null,
+    timeZone: soleTimeZone(countryCode),
   };
+}
+
+/** The one zone ICU lists for region `countryCode`, or null when it lists none or several. */
+function soleTimeZone(countryCode: string): string | null {
+  const zones = new Intl.Locale(`und-${countryCode}`).getTimeZones?.();
+  return zones?.length === 1 ? zones[0]! : null;
 }
 
 /** Every country code the data set holds (for warming caches at start-up). */

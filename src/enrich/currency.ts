@@ -72,34 +72,60 @@ function symbolFor(code: string, countryCode: string | undefined): string {
 }
 
 /**
- * Names and symbol of ISO 4217 `code` (e.g. "USD"), optionally as written in
- * `countryCode` (ISO 3166-1 alpha-2, upper case) — see the symbol rule above.
- *
- * `name` is ICU's English display name ("US Dollar"), `name_plural` the name
- * ICU uses when formatting 2 units ("US dollars"), `hex_unicode` see
- * {@link hexUnicode}. `code` is returned upper-cased.
- *
- * Unknown means ICU has no English name for it (`Intl.DisplayNames` with
- * `fallback: "none"` gives undefined): malformed codes, made-up ones ("ABC"),
- * funds/metals codes (USN, XAU, XXX) and, with Deno's ICU data, some recent
- * real ones (XCG, ZWG, VED, SLE). All of these give every field null; never throws.
+ * Currencies in use that Deno's ICU does not know yet (`Intl.DisplayNames` has no
+ * name for them), with their English names from ISO 4217 / CLDR and the symbol
+ * their central bank prints. Checked against countries-list's codes by a test.
  */
-export function currencyInfo(code: string, countryCode?: string): Currency {
+const NEWER_THAN_ICU: ReadonlyMap<string, Omit<Currency, "code" | "hex_unicode">> = new Map([
+  // Curaçao and Sint Maarten, since 31 March 2025 (replacing ANG).
+  ["XCG", { symbol: "Cg", name: "Caribbean Guilder", name_plural: "Caribbean guilders" }],
+  // Sierra Leone's redenominated leone, since 2022.
+  ["SLE", { symbol: "Le", name: "Sierra Leonean Leone", name_plural: "Sierra Leonean leones" }],
+  // Zimbabwe Gold, since 2024.
+  ["ZWG", { symbol: "ZiG", name: "Zimbabwean Gold", name_plural: "Zimbabwean gold" }],
+  // Venezuela's digital bolívar, since 2021 (countries-list gives VES, which ICU knows).
+  ["VED", { symbol: null, name: "Bolívar Soberano", name_plural: "bolívars soberanos" }],
+]);
+
+/** ICU's names of `code` in `lang`, or undefined when ICU has none in that language. */
+function namesIn(lang: string, code: string): { name: string; name_plural: string } | undefined {
+  const name = new Intl.DisplayNames([lang], { type: "currency", fallback: "none" }).of(code);
+  if (name === undefined) return undefined;
+  return { name, name_plural: currencyPart(lang, code, "name").text };
+}
+
+/**
+ * Names and symbol of ISO 4217 `code` (e.g. "USD"), optionally as written in
+ * `countryCode` (ISO 3166-1 alpha-2, upper case) — see the symbol rule above —
+ * with names in `lang` (a BCP 47 tag; English when omitted).
+ *
+ * `name` is ICU's display name ("US Dollar"; "US-Dollar" in `de`), `name_plural`
+ * the name ICU uses when formatting 2 units ("US dollars"), `hex_unicode` see
+ * {@link hexUnicode}. `code` is returned upper-cased. Names fall back to English
+ * when ICU has none in `lang`.
+ *
+ * A real currency newer than Deno's ICU (XCG, SLE, ZWG, VED) keeps its code and
+ * takes names and symbol from the small table above (English only; a null symbol
+ * where the table has none). Unknown means neither ICU nor that table knows the
+ * code: malformed codes, made-up ones ("ABC"), funds/metals codes (USN, XAU, XXX).
+ * These give every field null; never throws.
+ */
+export function currencyInfo(code: string, countryCode?: string, lang = "en"): Currency {
   if (!CURRENCY_CODE.test(code)) return noCurrency();
   const upper = code.toUpperCase();
   try {
-    const name = new Intl.DisplayNames(["en"], { type: "currency", fallback: "none" }).of(upper);
-    if (name === undefined) return noCurrency();
+    const english = namesIn("en", upper);
+    if (english === undefined) {
+      const known = NEWER_THAN_ICU.get(upper);
+      if (known === undefined) return noCurrency();
+      const hex = known.symbol === null ? null : hexUnicode(known.symbol);
+      return { code: upper, ...known, hex_unicode: hex };
+    }
+    const names = (lang === "en" ? undefined : namesIn(lang, upper)) ?? english;
     const symbol = symbolFor(upper, countryCode);
-    return {
-      code: upper,
-      symbol,
-      name,
-      name_plural: currencyPart("en", upper, "name").text,
-      hex_unicode: hexUnicode(symbol),
-    };
+    return { code: upper, symbol, ...names, hex_unicode: hexUnicode(symbol) };
   } catch {
-    // Intl throws RangeError on codes it rejects; the contract is "no throw".
+    // Intl throws RangeError on codes or languages it rejects; the contract is "no throw".
     return noCurrency();
   }
 }

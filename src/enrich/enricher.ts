@@ -13,12 +13,20 @@ import { flagFor } from "./flag.ts";
 export interface CountryEnrichment {
   capital: string | null;
   dial_code: string | null;
+  /** Used where the City record lacks them (an address known only by its registered country). */
+  continent: string | null;
+  continentCode: string | null;
+  /** The country's time zone when it has exactly one, else null. */
+  timeZone: string | null;
   currency: Currency;
   flag: Flag;
 }
 
-/** A `(countryCode) => CountryEnrichment` function, as returned by createCountryEnricher. */
-export type CountryEnricher = (countryCode: string | null) => CountryEnrichment;
+/**
+ * A `(countryCode, lang) => CountryEnrichment` function, as returned by
+ * createCountryEnricher; `lang` (default "en") picks the language of currency names.
+ */
+export type CountryEnricher = (countryCode: string | null, lang?: string) => CountryEnrichment;
 
 /** The only accepted shape; anything else is answered without touching the memo. */
 const COUNTRY_CODE = /^[A-Z]{2}$/;
@@ -28,21 +36,27 @@ function emptyEnrichment(): CountryEnrichment {
   return {
     capital: null,
     dial_code: null,
+    continent: null,
+    continentCode: null,
+    timeZone: null,
     currency: { code: null, symbol: null, name: null, name_plural: null, hex_unicode: null },
     flag: { flag_Icon: null, flag_unicode: null },
   };
 }
 
 /** Computes the enrichment of a well-formed code (the memo's miss path). */
-function enrich(countryCode: string): CountryEnrichment {
+function enrich(countryCode: string, lang: string): CountryEnrichment {
   const facts = countryFacts(countryCode);
   const currencyCode = facts?.currencyCode ?? null;
   const currency = currencyCode === null
     ? emptyEnrichment().currency
-    : currencyInfo(currencyCode, countryCode);
+    : currencyInfo(currencyCode, countryCode, lang);
   return {
     capital: facts?.capital ?? null,
     dial_code: facts?.dial_code ?? null,
+    continent: facts?.continent ?? null,
+    continentCode: facts?.continentCode ?? null,
+    timeZone: facts?.timeZone ?? null,
     currency,
     // Shape-valid codes the data set lacks (e.g. "EU") still get their indicator pair.
     flag: flagFor(countryCode),
@@ -50,22 +64,24 @@ function enrich(countryCode: string): CountryEnrichment {
 }
 
 /**
- * Returns a memoised `(countryCode) => { capital, dial_code, currency, flag }`.
+ * Returns a memoised `(countryCode, lang) => { capital, dial_code, currency, flag }`.
  *
- * The currency is the country's first one, with the symbol as written there
- * (see currencyInfo). Only `[A-Z]{2}` codes are looked up and stored, so the
- * memo holds at most 676 entries (about 250 real codes); null, lower case or
+ * The currency is the country's first one, with the symbol as written there and
+ * names in `lang` (see currencyInfo). Only `[A-Z]{2}` codes are looked up and
+ * stored, so the memo holds at most 676 entries per language (about 250 real
+ * codes); callers pass only the few languages they serve. Null, lower case or
  * junk get every field null. Each call returns fresh objects, so callers may
  * mutate the result without corrupting the memo.
  */
 export function createCountryEnricher(): CountryEnricher {
   const memo = new Map<string, CountryEnrichment>();
-  return (countryCode) => {
+  return (countryCode, lang = "en") => {
     if (countryCode === null || !COUNTRY_CODE.test(countryCode)) return emptyEnrichment();
-    let known = memo.get(countryCode);
+    const key = `${countryCode} ${lang}`;
+    let known = memo.get(key);
     if (known === undefined) {
-      known = enrich(countryCode);
-      memo.set(countryCode, known);
+      known = enrich(countryCode, lang);
+      memo.set(key, known);
     }
     return { ...known, currency: { ...known.currency }, flag: { ...known.flag } };
   };

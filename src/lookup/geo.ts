@@ -7,6 +7,9 @@ import type { GeoLocation } from "../types.ts";
 export interface CountryExtras {
   capital: string | null;
   dial_code: string | null;
+  /** Used when the record has no continent (an address known only by its registered country). */
+  continent: string | null;
+  continentCode: string | null;
 }
 
 /** The country the record locates, falling back to where the block is registered. */
@@ -22,9 +25,10 @@ export function toGeoLocation(
 ): GeoLocation {
   const country = effectiveCountry(record);
   const subdivision = record?.subdivisions?.[0];
+  const continent = record?.continent;
   return {
-    continent: pickName(record?.continent?.names, lang),
-    continentCode: record?.continent?.code ?? null,
+    continent: continent ? pickName(continent.names, lang) : extras?.continent ?? null,
+    continentCode: continent ? continent.code ?? null : extras?.continentCode ?? null,
     country: pickName(country?.names, lang),
     countryCode: country?.iso_code ?? null,
     capital: extras?.capital ?? null,

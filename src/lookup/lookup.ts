@@ -25,7 +25,10 @@ export interface LookupDeps {
 export interface LookupOptions {
   /** The user-agent string to parse; attached per call, never cached with the address. */
   userAgent?: string | null;
-  /** A language the City database carries; names fall back to English. */
+  /**
+   * A language the City database carries, or a tag that falls back to one (`de-DE` → `de`,
+   * `zh` → `zh-CN`, `pt` → `pt-BR`); names it lacks fall back to English.
+   */
   lang?: string | null;
 }
 
@@ -62,7 +65,7 @@ export function createLookup(deps: LookupDeps): Lookup {
   const { countries: countryFacts, timeZones: timeZoneInfo } = deps.enrichment ??
     createEnrichment();
   const languages = data.city?.metadata.languages.length ? data.city.metadata.languages : ["en"];
-  const languageByLowerCase = new Map(languages.map((l) => [l.toLowerCase(), l]));
+  const resolveLang = createLanguageResolver(languages);
   // Keyed by the decoded record object, which the reader's offset cache shares:
   // entries live exactly as long as the cached record does.
   const places = new WeakMap<CityRecord, Map<string, PlaceFacts>>();
@@ -72,27 +75,17 @@ export function createLookup(deps: LookupDeps): Lookup {
     if (!byLang) places.set(record, byLang = new Map());
     let place = byLang.get(lang);
     if (!place) {
-      const facts = countryFacts(effectiveCountry(record)?.iso_code ?? null);
+      const facts = countryFacts(effectiveCountry(record)?.iso_code ?? null, lang);
       place = Object.freeze({
         geoLocation: Object.freeze(toGeoLocation(record, lang, facts)),
-        timeZone: record.location?.time_zone ?? null,
+        // A record without a zone (1.1.1.1: registered country only) takes the country's sole zone.
+        timeZone: record.location?.time_zone ?? facts.timeZone,
         flag: Object.freeze(facts.flag),
         currency: Object.freeze(facts.currency),
       });
       byLang.set(lang, place);
     }
     return place;
-  };
-
-  const resolveLang = (lang: string | null | undefined): string => {
-    if (!lang) return "en";
-    const found = languageByLowerCase.get(lang.toLowerCase());
-    if (!found) {
-      throw new BadRequestError(
-        `Unsupported lang ${quoteInput(lang)}: the City database carries ${languages.join(", ")}`,
-      );
-    }
-    return found;
   };
 
   const lookupParsed = (ip: ParsedIp, options: LookupOptions): LookupResult => {
@@ -117,6 +110,34 @@ export function createLookup(deps: LookupDeps): Lookup {
   };
 
   return (ipText, options = {}) => lookupParsed(parseIp(ipText), options);
+}
+
+/**
+ * Maps a requested `lang` onto one of `languages` (the City database's), case-insensitively:
+ * the exact tag, else the first language with the same primary subtag (`de-DE` → `de`,
+ * `zh` or `zh-TW` → `zh-CN`, `pt` → `pt-BR`). Anything else is a BadRequestError that
+ * echoes the value capped in length.
+ */
+export function createLanguageResolver(
+  languages: readonly string[],
+): (lang: string | null | undefined) => string {
+  const exact = new Map(languages.map((l) => [l.toLowerCase(), l]));
+  const byPrimary = new Map<string, string>();
+  for (const l of languages) {
+    const primary = l.toLowerCase().split("-")[0]!;
+    if (!byPrimary.has(primary)) byPrimary.set(primary, l);
+  }
+  return (lang) => {
+    if (!lang) return "en";
+    const lower = lang.toLowerCase().replaceAll("_", "-");
+    const found = exact.get(lower) ?? byPrimary.get(lower.split("-")[0]!);
+    if (found === undefined) {
+      throw new BadRequestError(
+        `Unsupported lang ${quoteInput(lang)}: the City database carries ${languages.join(", ")}`,
+      );
+    }
+    return found;
+  };
 }
 
 const NO_GEOLOCATION: GeoLocation = Object.freeze(toGeoLocation(null, "en", null));

@@ -4,19 +4,32 @@ import { createCountryEnricher } from "../../src/enrich/enricher.ts";
 import { currencyInfo } from "../../src/enrich/currency.ts";
 import { flagFor } from "../../src/enrich/flag.ts";
 
+/** A row of countryFacts: capital, dial code, currency, continent, sole zone. */
+function facts(
+  capital: string | null,
+  dial_code: string | null,
+  currencyCode: string | null,
+  continentCode: string,
+  continent: string,
+  timeZone: string | null,
+): CountryFacts {
+  return { capital, dial_code, currencyCode, continentCode, continent, timeZone };
+}
+
 const FACTS: Array<{ input: string; expected: CountryFacts | null }> = [
-  // USD comes before USN in the data.
-  { input: "US", expected: { capital: "Washington D.C.", dial_code: "+1", currencyCode: "USD" } },
-  { input: "DE", expected: { capital: "Berlin", dial_code: "+49", currencyCode: "EUR" } },
-  { input: "GB", expected: { capital: "London", dial_code: "+44", currencyCode: "GBP" } },
-  { input: "JP", expected: { capital: "Tokyo", dial_code: "+81", currencyCode: "JPY" } },
-  { input: "IN", expected: { capital: "New Delhi", dial_code: "+91", currencyCode: "INR" } },
-  { input: "BR", expected: { capital: "Brasília", dial_code: "+55", currencyCode: "BRL" } },
-  { input: "AU", expected: { capital: "Canberra", dial_code: "+61", currencyCode: "AUD" } },
-  // Several phone codes (377, 381, 383, 386): the first.
-  { input: "XK", expected: { capital: "Pristina", dial_code: "+377", currencyCode: "EUR" } },
+  // USD comes before USN in the data; many zones, so no sole zone.
+  { input: "US", expected: facts("Washington D.C.", "+1", "USD", "NA", "North America", null) },
+  // Germany has two zones in tzdata (Berlin, Busingen).
+  { input: "DE", expected: facts("Berlin", "+49", "EUR", "EU", "Europe", null) },
+  { input: "GB", expected: facts("London", "+44", "GBP", "EU", "Europe", "Europe/London") },
+  { input: "JP", expected: facts("Tokyo", "+81", "JPY", "AS", "Asia", "Asia/Tokyo") },
+  { input: "IN", expected: facts("New Delhi", "+91", "INR", "AS", "Asia", "Asia/Calcutta") },
+  { input: "BR", expected: facts("Brasília", "+55", "BRL", "SA", "South America", null) },
+  { input: "AU", expected: facts("Canberra", "+61", "AUD", "OC", "Oceania", null) },
+  // Several phone codes (377, 381, 383, 386): the first. ICU lists no zone for XK.
+  { input: "XK", expected: facts("Pristina", "+377", "EUR", "EU", "Europe", null) },
   // Empty capital and no currency in the data.
-  { input: "AQ", expected: { capital: null, dial_code: "+672", currencyCode: null } },
+  { input: "AQ", expected: facts(null, "+672", null, "AN", "Antarctica", null) },
   { input: "ZZ", expected: null },
   { input: "us", expected: null },
   { input: "USA", expected: null },
@@ -39,6 +52,9 @@ Deno.test("createCountryEnricher combines facts, local-currency symbol and flag"
   assert.deepEqual(enrich("CA"), {
     capital: "Ottawa",
     dial_code: "+1",
+    continent: "North America",
+    continentCode: "NA",
+    timeZone: null,
     currency: currencyInfo("CAD", "CA"),
     flag: flagFor("CA"),
   });
@@ -49,6 +65,9 @@ Deno.test("createCountryEnricher combines facts, local-currency symbol and flag"
 const EMPTY = {
   capital: null,
   dial_code: null,
+  continent: null,
+  continentCode: null,
+  timeZone: null,
   currency: { code: null, symbol: null, name: null, name_plural: null, hex_unicode: null },
   flag: { flag_Icon: null, flag_unicode: null },
 };

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
+import { countryCodes, countryFacts } from "../../src/enrich/country.ts";
 import { currencyInfo, hexUnicode } from "../../src/enrich/currency.ts";
+import { createCountryEnricher } from "../../src/enrich/enricher.ts";
 import type { Currency } from "../../src/types.ts";
 
 const NO_CURRENCY: Currency = {
@@ -166,5 +168,53 @@ const HEX: Array<{ input: string; expected: string }> = [
 for (const { input, expected } of HEX) {
   Deno.test(`hexUnicode(${JSON.stringify(input)}) is "${expected}"`, () => {
     assert.equal(hexUnicode(input), expected);
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Currencies newer than Deno's ICU, and names in other languages.
+
+Deno.test("currencyInfo keeps XCG (Curaçao, Sint Maarten since 2025) with names from the table", () => {
+  assert.deepEqual(currencyInfo("XCG", "CW"), {
+    code: "XCG",
+    symbol: "Cg",
+    name: "Caribbean Guilder",
+    name_plural: "Caribbean guilders",
+    hex_unicode: "43,67",
+  });
+});
+
+Deno.test("every country's currency code in countries-list survives enrichment", () => {
+  const enrich = createCountryEnricher();
+  const dropped: string[] = [];
+  for (const country of countryCodes()) {
+    const expected = countryFacts(country)?.currencyCode ?? null;
+    const currency = enrich(country).currency;
+    if (currency.code !== expected || (expected !== null && currency.name === null)) {
+      dropped.push(`${country}: ${expected} -> ${JSON.stringify(currency)}`);
+    }
+  }
+  assert.deepEqual(dropped, []);
+  assert.equal(enrich("CW").currency.code, "XCG");
+  assert.equal(enrich("SX").currency.code, "XCG");
+});
+
+const IN_LANGUAGES: Array<{ input: [string, string, string]; name: string; plural: string }> = [
+  { input: ["USD", "US", "de"], name: "US-Dollar", plural: "US-Dollar" },
+  { input: ["USD", "US", "zh-CN"], name: "美元", plural: "美元" },
+  { input: ["BRL", "BR", "pt-BR"], name: "Real brasileiro", plural: "Reais brasileiros" },
+  { input: ["EUR", "FR", "fr"], name: "euro", plural: "euros" },
+  { input: ["JPY", "JP", "ja"], name: "日本円", plural: "円" },
+  // The table of currencies newer than ICU is English only.
+  { input: ["XCG", "CW", "de"], name: "Caribbean Guilder", plural: "Caribbean guilders" },
+];
+
+for (const { input, name, plural } of IN_LANGUAGES) {
+  Deno.test(`currencyInfo names ${input[0]} in ${input[2]} "${name}"`, () => {
+    const currency = currencyInfo(...input);
+    assert.equal(currency.name, name);
+    assert.equal(currency.name_plural, plural);
+    // The symbol is the country's, whatever the language.
+    assert.equal(currency.symbol, currencyInfo(input[0], input[1]).symbol);
   });
 }

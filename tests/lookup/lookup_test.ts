@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { InvalidIpError, NotFoundError } from "../../src/errors.ts";
+import { BadRequestError, InvalidIpError, NotFoundError } from "../../src/errors.ts";
 import { createLookup } from "../../src/lookup/lookup.ts";
 import { createUserAgentParser } from "../../src/ua/parse.ts";
 import { fixtureDataSet, fixtureLookup } from "../_helpers.ts";
@@ -42,13 +42,17 @@ Deno.test("lookup() takes is_in_eu from the database's EU flag", () => {
   assert.equal(lookup("81.2.69.1").geoLocation.is_in_eu, false);
 });
 
-Deno.test("lookup() falls back to the registered country when there is no country", () => {
+Deno.test("lookup() falls back to the registered country, with its continent", () => {
   const result = lookup("1.1.1.1");
   assert.equal(result.geoLocation.countryCode, "AU");
   assert.equal(result.geoLocation.capital, "Canberra");
   assert.equal(result.flag.flag_Icon, "🇦🇺");
   assert.equal(result.currency.code, "AUD");
   assert.equal(result.geoLocation.city, null);
+  // The record has no continent: it follows from the country (English name).
+  assert.equal(result.geoLocation.continentCode, "OC");
+  assert.equal(result.geoLocation.continent, "Oceania");
+  // Australia has a dozen zones: none is guessed.
   assert.equal(result.timezone.time_zone, null);
 });
 
@@ -89,6 +93,37 @@ Deno.test("lookup() returns names in another language and falls back to English"
   assert.throws(() => lookup("81.2.69.142", { lang: "xx" }), /Unsupported lang "xx".*en, de, ja/);
 });
 
+const LANG_FALLBACKS: Array<{ lang: string; country: string }> = [
+  { lang: "de-DE", country: "Vereinigtes Königreich" },
+  { lang: "de_AT", country: "Vereinigtes Königreich" },
+  { lang: "ja-JP", country: "United Kingdom" }, // ja has no name for the country: English
+  { lang: "en-GB", country: "United Kingdom" },
+];
+
+for (const { lang, country } of LANG_FALLBACKS) {
+  Deno.test(`lookup() with lang=${lang} falls back to the database's language`, () => {
+    assert.equal(lookup("81.2.69.142", { lang }).geoLocation.country, country);
+  });
+}
+
+Deno.test("lookup() names the currency in the requested language", () => {
+  assert.equal(lookup("81.2.69.142").currency.name, "British Pound");
+  const de = lookup("81.2.69.142", { lang: "de-DE" }).currency;
+  assert.equal(de.name, "Britisches Pfund");
+  assert.equal(de.code, "GBP");
+  assert.equal(de.symbol, "£");
+});
+
+Deno.test("lookup() refuses an unknown lang, echoing at most 64 characters of it", () => {
+  const long = "q".repeat(10_000);
+  assert.throws(() => lookup("81.2.69.142", { lang: long }), (error: unknown) => {
+    assert.ok(error instanceof BadRequestError);
+    assert.ok(error.message.startsWith(`Unsupported lang "${"q".repeat(64)}…"`), error.message);
+    assert.ok(error.message.length < 200, `${error.message.length} characters`);
+    return true;
+  });
+});
+
 Deno.test("lookup() attaches the user agent per call, not cached with the address", () => {
   const firefox = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
   const a = lookup("81.2.69.142", { userAgent: firefox });
@@ -115,7 +150,7 @@ const rejected: { input: string; reason: RegExp }[] = [
   { input: " 81.2.69.142", reason: /spaces/ },
   { input: "81.2.69.142 ", reason: /spaces/ },
   { input: "1.2.3", reason: /4 decimal octets/ },
-  { input: "2a02:ec0:::1", reason: /./ },
+  { input: "2a02:ec0:::1", reason: /':::' is not valid/ },
   { input: "", reason: /empty/ },
 ];
 
@@ -158,8 +193,17 @@ Deno.test("lookup() shares cached place objects between calls but never the user
     now: () => new Date(0),
     parseUserAgent: createUserAgentParser(),
   });
-  const first = fresh("81.2.69.142");
-  const second = fresh("81.2.69.7");
+  const firefox = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
+  const chrome =
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36";
+  const first = fresh("81.2.69.142", { userAgent: firefox });
+  const second = fresh("81.2.69.7", { userAgent: chrome });
+  const third = fresh("81.2.69.142");
   assert.equal(first.geoLocation, second.geoLocation); // same record → same cached projection
   assert.ok(Object.isFrozen(first.geoLocation));
+  // Same address, different user agents: each answer carries its own.
+  assert.equal(first.userAgent.browser.name, "Firefox");
+  assert.equal(second.userAgent.browser.name, "Chrome");
+  assert.equal(third.userAgent.browser.name, null);
+  assert.equal(first.geoLocation, third.geoLocation);
 });

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { continents, countries } from "countries-list";
 import { parseIp } from "../../src/ip/parse.ts";
 import { reservedRangeName } from "../../src/ip/reserved.ts";
 import { createLookup } from "../../src/lookup/lookup.ts";
@@ -62,9 +63,18 @@ function expectedFromMmdblookup(record: Rec) {
   const subdivisions = record.subdivisions;
   const subdivision = Array.isArray(subdivisions) ? rec(subdivisions[0]) : undefined;
   const location = rec(record.location);
+  // Without a continent or a zone in the record (an address known only by its registered
+  // country), both come from the country: its continent, and its zone when it has one.
+  const code = str(country?.iso_code);
+  const fromCountry = code === null ? undefined : countries[code as keyof typeof countries];
+  const zones = code === null ? [] : new Intl.Locale(`und-${code}`).getTimeZones?.() ?? [];
   return {
-    continent: enName(record.continent),
-    continentCode: str(rec(record.continent)?.code),
+    continent: record.continent === undefined
+      ? fromCountry === undefined ? null : continents[fromCountry.continent]
+      : enName(record.continent),
+    continentCode: record.continent === undefined
+      ? fromCountry?.continent ?? null
+      : str(rec(record.continent)?.code),
     country: enName(country),
     countryCode: str(country?.iso_code),
     region: enName(subdivision),
@@ -75,7 +85,7 @@ function expectedFromMmdblookup(record: Rec) {
     longitude: sixDecimals(num(location?.longitude)),
     accuracy_radius: num(location?.accuracy_radius),
     is_in_eu: country?.is_in_european_union === true,
-    time_zone: str(location?.time_zone),
+    time_zone: str(location?.time_zone) ?? (zones.length === 1 ? zones[0]! : null),
   };
 }
 

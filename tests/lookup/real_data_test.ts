@@ -111,6 +111,29 @@ Deno.test("lookup() on the real data names a European address in German with lan
   assert.equal(lookup("5.9.0.1").geoLocation.country, "Germany");
 });
 
+Deno.test("lookup() on the real data: lang=de-DE, zh and pt fall back to de, zh-CN and pt-BR", async () => {
+  const { lookup } = await realData();
+  assert.equal(lookup("5.9.0.1", { lang: "de-DE" }).geoLocation.country, "Deutschland");
+  assert.equal(lookup("5.9.0.1", { lang: "zh" }).geoLocation.country, "德国");
+  assert.equal(lookup("5.9.0.1", { lang: "pt" }).geoLocation.country, "Alemanha");
+  assert.equal(lookup("5.9.0.1", { lang: "pt" }).currency.name, "Euro");
+  assert.equal(lookup("8.8.8.8", { lang: "zh" }).currency.name, "美元");
+});
+
+Deno.test("lookup() on the real data fills continent and sole time zone from a registered country", async () => {
+  const { lookup } = await realData();
+  // GeoLite2-City knows only the registered country of these blocks (checked with mmdblookup).
+  const greek = lookup("193.5.18.25");
+  assert.equal(greek.geoLocation.countryCode, "GR");
+  assert.equal(greek.geoLocation.continentCode, "EU");
+  assert.equal(greek.geoLocation.continent, "Europe");
+  assert.equal(greek.timezone.time_zone, "Europe/Athens");
+  assert.equal(greek.timezone.utc, "+03:00"); // FIXED_NOW is in July: EEST
+  const australian = lookup("1.1.1.1");
+  assert.equal(australian.geoLocation.continent, "Oceania");
+  assert.equal(australian.timezone.time_zone, null); // a dozen zones: none is guessed
+});
+
 Deno.test("lookup() on the real data reads the manifest written by the data build", async () => {
   const { data } = await realData();
   const kinds = data.manifest.sources.map((e) => `${e.kind}: ${e.databaseType}`).sort();
