@@ -15,14 +15,22 @@ export type ErrorCode =
 export const ECHO_LIMIT = 64;
 
 /**
+ * Client input cut to {@link ECHO_LIMIT} characters (code points: a surrogate
+ * pair is never split), an ellipsis marking the cut; shorter input unchanged.
+ */
+export function capInput(input: string, limit = ECHO_LIMIT): string {
+  const chars = [...input.slice(0, limit * 2)];
+  return chars.length > limit ? `${chars.slice(0, limit).join("")}…` : input;
+}
+
+/**
  * Client input quoted for an error message, capped at {@link ECHO_LIMIT}
  * characters (an ellipsis marks the cut), so a huge value never comes back whole.
  *
  * @example quoteInput("x".repeat(100)) // '"xxx…x…"' (64 x's, then …)
  */
 export function quoteInput(input: string, limit = ECHO_LIMIT): string {
-  const chars = [...input.slice(0, limit * 2)];
-  const shown = chars.length > limit ? `${chars.slice(0, limit).join("")}…` : input;
+  const shown = capInput(input, limit);
   // JSON.stringify escapes C0 controls; line and paragraph separators and C1 controls too.
   return JSON.stringify(shown).replace(
     /[\u0080-\u009f\u2028\u2029]/g,

@@ -9,16 +9,18 @@
  *   lookup, each entry of `responseArray` for bulk.
  * - Nested keys are flattened with dots (`geoLocation.country`, `userAgent.browser.name`,
  *   `error.status`); an array value is written as its JSON text.
- * - Columns are the union of the flattened keys of all rows, in first-seen order; a
- *   row without a column gets an empty cell (so failed bulk items fill `ip`,
- *   `error.status`, `error.message` and leave the rest empty).
+ * - Columns are the union of the flattened keys of all rows, in first-seen order over
+ *   the rows that succeeded (so they follow the result layout), then the columns only
+ *   failed bulk items have (`error.status`, `error.message`), last, whichever item
+ *   comes first. A row without a column gets an empty cell.
  * - `null` is an empty cell; booleans are `true`/`false`; non-finite numbers are empty.
  *
- * Formula injection: values are written verbatim, with no `'` prefix before `=`, `+`,
- * `-` or `@`. This is a data API, not a spreadsheet export: legitimate values start
- * with those characters (`dial_code` "+1", `utc` "-05:00", negative coordinates), and
- * a prefix would corrupt them for every CSV reader. Well-formed RFC 4180 is the contract;
- * a consumer that opens the file in a spreadsheet must treat cells as text.
+ * Spreadsheet formulas (OWASP "CSV injection"): a text cell that begins with `=`, `+`,
+ * `-`, `@`, tab or CR is prefixed with `'`, so a spreadsheet shows it as text instead of
+ * running it. This covers user-agent parts, names from data files and echoed input.
+ * Values whose form the service itself controls are left alone: numbers (written from
+ * JSON numbers, so `-97.822` stays a number), UTC offsets (`utc` "-06:00", `abbr`
+ * "-0300") and dial codes (`dial_code` "+1").
  */
 
 import { stringify } from "csv-stringify/sync";
@@ -56,6 +58,23 @@ function cellOf(value: Json): string {
   }
 }
 
+/** Characters that make a spreadsheet read a cell as a formula. */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/** Leaf names whose values the service writes in a fixed form, checked by that form. */
+const CONTROLLED_FORMS: ReadonlyMap<string, RegExp> = new Map([
+  ["dial_code", /^\+\d{1,4}$/],
+  ["utc", /^[+-]\d{2}:\d{2}(?::\d{2})?$/],
+  ["abbr", /^[+-]\d{4}(?:\d{2})?$/],
+]);
+
+/** The cell of a text value in column `key` (the leaf name), neutralised when needed. */
+function textCell(key: string, text: string): string {
+  if (!FORMULA_START.test(text)) return text;
+  if (CONTROLLED_FORMS.get(key)?.test(text)) return text;
+  return `'${text}`;
+}
+
 function isPlainObject(value: Json): value is { [key: string]: Json } {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
@@ -70,7 +89,7 @@ function flatten(
     const child = value[key]!;
     const column = prefix === "" ? key : `${prefix}.${key}`;
     if (isPlainObject(child)) flatten(child, column, cells);
-    else cells.set(column, cellOf(child));
+    else cells.set(column, typeof child === "string" ? textCell(key, child) : cellOf(child));
   }
 }
 
@@ -91,19 +110,24 @@ function rowsOf(data: Json): readonly Json[] {
  * // "ip,security.isTor\r\n1.1.1.1,false\r\n"
  */
 export function renderCsv(data: Json): string {
-  const columns = new Map<string, number>();
   const rows: Map<string, string>[] = [];
+  const failed: boolean[] = [];
   for (const row of rowsOf(data)) {
     const cells = new Map<string, string>();
     if (isPlainObject(row)) flatten(row, "", cells);
-    else cells.set(VALUE_COLUMN, cellOf(row));
-    for (const column of cells.keys()) {
-      if (!columns.has(column)) columns.set(column, columns.size);
-    }
+    else cells.set(VALUE_COLUMN, typeof row === "string" ? textCell("", row) : cellOf(row));
     rows.push(cells);
+    failed.push(isPlainObject(row) && isPlainObject(row.error ?? null));
+  }
+  // Columns of the rows that succeeded first, then those only failed items have.
+  const columns = new Set<string>();
+  for (const pass of [false, true]) {
+    rows.forEach((cells, i) => {
+      if (failed[i] === pass) { for (const column of cells.keys()) columns.add(column); }
+    });
   }
   if (columns.size === 0) return "";
-  const header = [...columns.keys()];
+  const header = [...columns];
   const records: string[][] = [header];
   for (const cells of rows) records.push(header.map((column) => cells.get(column) ?? ""));
   const body = stringify(records, STRINGIFY_OPTIONS);

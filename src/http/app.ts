@@ -8,6 +8,7 @@ import type { Config } from "../config.ts";
 import {
   AppError,
   BadRequestError,
+  capInput,
   DataUnavailableError,
   MethodNotAllowedError,
   quoteInput,
@@ -279,7 +280,11 @@ export function createApp(deps: AppDeps): Hono<Env> {
       if (
         error instanceof AppError && (error.code === "invalid_ip" || error.code === "not_found")
       ) {
-        return { ip, error: { status: STATUS_BY_CODE[error.code], message: error.message } };
+        // The input as given, capped: an item never grows with the request.
+        return {
+          ip: capInput(ip),
+          error: { status: STATUS_BY_CODE[error.code], message: error.message },
+        };
       }
       throw error;
     }
