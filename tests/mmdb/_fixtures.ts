@@ -3,7 +3,7 @@
 import { Buffer } from "node:buffer";
 import { Reader } from "mmdb-lib";
 import ipaddr from "ipaddr.js";
-import { MmdbWriter, type WriterOptions } from "../../src/mmdb/writer.ts";
+import { MmdbWriter, type WriterOptions } from "../../src/mmdb/writer/writer.ts";
 import type { Typed } from "../_mmdblookup.ts";
 
 /** Random bigint in [0, 2^bits). */

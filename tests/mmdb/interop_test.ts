@@ -15,7 +15,7 @@ import {
   uint16,
   uint32,
   uint64,
-} from "../../src/mmdb/writer.ts";
+} from "../../src/mmdb/writer/writer.ts";
 import { build, keyOf, MAX_V4, MAX_V6, Model, open, randBig, v4, v6 } from "./_fixtures.ts";
 import {
   MMDBLOOKUP_SKIP_MESSAGE,

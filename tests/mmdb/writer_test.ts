@@ -12,7 +12,7 @@ import {
   uint16,
   uint32,
   uint64,
-} from "../../src/mmdb/writer.ts";
+} from "../../src/mmdb/writer/writer.ts";
 import {
   build,
   keyOf,

@@ -30,22 +30,13 @@ import {
   writeUint32,
   writeUint64,
 } from "./encode.ts";
-import { DataStore } from "./writer_data.ts";
-import type { MmdbValue } from "./writer_value.ts";
-import { compareWords, parseAddress, parseCidr } from "./writer_ip.ts";
-import { SearchTree } from "./writer_tree.ts";
+import { DataStore } from "./data.ts";
+import type { MmdbValue } from "./value.ts";
+import { compareKeys, parseAddressKey, parseNetworkKeys } from "./key.ts";
+import { SearchTree } from "./tree.ts";
 
-export {
-  double,
-  float,
-  int32,
-  TypedValue,
-  uint128,
-  uint16,
-  uint32,
-  uint64,
-} from "./writer_value.ts";
-export type { MmdbValue, TypedKind } from "./writer_value.ts";
+export { double, float, int32, TypedValue, uint128, uint16, uint32, uint64 } from "./value.ts";
+export type { MmdbValue, TypedKind } from "./value.ts";
 
 /** Options for `MmdbWriter`; they end up in the metadata section. */
 export interface WriterOptions {
@@ -136,7 +127,7 @@ export class MmdbWriter {
    */
   insertNetwork(cidr: string, data: MmdbValue): void {
     try {
-      parseCidr(cidr, this.#first, this.#last);
+      parseNetworkKeys(cidr, this.#first, this.#last);
     } catch (e) {
       throw new Error(`MmdbWriter.insertNetwork: invalid network ${show(cidr)}: ${reason(e)}`);
     }
@@ -153,17 +144,17 @@ export class MmdbWriter {
     const where = () => `MmdbWriter.insertRange(${show(first)}, ${show(last)})`;
     let v4a: boolean, v4b: boolean;
     try {
-      v4a = parseAddress(first, this.#first);
+      v4a = parseAddressKey(first, this.#first);
     } catch (e) {
       throw new Error(`${where()}: invalid first address ${show(first)}: ${reason(e)}`);
     }
     try {
-      v4b = parseAddress(last, this.#last);
+      v4b = parseAddressKey(last, this.#last);
     } catch (e) {
       throw new Error(`${where()}: invalid last address ${show(last)}: ${reason(e)}`);
     }
     if (v4a !== v4b) throw new Error(`${where()}: mixes IPv4 and IPv6`);
-    if (compareWords(this.#first, this.#last) > 0) {
+    if (compareKeys(this.#first, this.#last) > 0) {
       throw new Error(`${where()}: first address is after last address`);
     }
     const leaf = this.#leaf(data, () => where().slice("MmdbWriter.".length));
@@ -180,18 +171,18 @@ export class MmdbWriter {
 
   #insert(f: Uint32Array, l: Uint32Array, leaf: number): void {
     const tree = this.#tree;
-    if (compareWords(l, ALIAS_START) < 0 || compareWords(f, ALIAS_END) > 0) {
+    if (compareKeys(l, ALIAS_START) < 0 || compareKeys(f, ALIAS_END) > 0) {
       tree.insertRange(f, l, leaf);
       return;
     }
     // The range touches ::ffff:0:0/96: the outside parts go in as-is, the inside part
     // goes to the IPv4 space it mirrors.
-    if (compareWords(f, ALIAS_START) < 0) tree.insertRange(f, BEFORE_ALIAS, leaf);
-    if (compareWords(l, ALIAS_END) > 0) tree.insertRange(AFTER_ALIAS, l, leaf);
+    if (compareKeys(f, ALIAS_START) < 0) tree.insertRange(f, BEFORE_ALIAS, leaf);
+    if (compareKeys(l, ALIAS_END) > 0) tree.insertRange(AFTER_ALIAS, l, leaf);
     const lo = this.#lo.fill(0);
     const hi = this.#hi.fill(0);
-    lo[3] = compareWords(f, ALIAS_START) < 0 ? 0 : f[3]!;
-    hi[3] = compareWords(l, ALIAS_END) > 0 ? 0xffffffff : l[3]!;
+    lo[3] = compareKeys(f, ALIAS_START) < 0 ? 0 : f[3]!;
+    hi[3] = compareKeys(l, ALIAS_END) > 0 ? 0xffffffff : l[3]!;
     tree.insertRange(lo, hi, leaf);
   }
 
