@@ -1,5 +1,5 @@
 /**
- * Strict IP address parsing (decisions.md, "Addresses").
+ * Strict IP address parsing (docs/decisions.md, "Addresses").
  *
  * Accepted: IPv4 as a dotted quad of decimal octets without leading zeros, and
  * IPv6 in every RFC 4291 textual form (any case, one `::`, 1–4 hex digits per
