@@ -5,6 +5,19 @@ import { Reader } from "mmdb-lib";
 import { LruCache } from "../cache/lru.ts";
 import { createTreeWalk } from "./tree.ts";
 
+/** A record of a database that does not decode: a server fault, never the caller's. */
+export class CorruptRecordError extends Error {
+  constructor(label: string, offset: number, cause: unknown) {
+    super(
+      `Corrupt record in ${label} at data offset ${offset}: ${
+        cause instanceof Error ? cause.message : String(cause)
+      }`,
+      { cause },
+    );
+    this.name = "CorruptRecordError";
+  }
+}
+
 /** What we use of a database's metadata section. */
 export interface MmdbMetadata {
   databaseType: string;
@@ -28,12 +41,15 @@ export interface MmdbDatabase<T> {
 /**
  * Opens a database held in memory. Decoded records are cached by their data
  * offset (bounded LRU), so a warm lookup skips decoding entirely.
- * Throws when the bytes are not a valid MaxMind DB.
+ * Throws when the bytes are not a valid MaxMind DB. A record that does not
+ * decode (a corrupt pointer inside it) throws `CorruptRecordError` naming
+ * `label` and the data offset, at each lookup that reaches it.
  */
 export function openMmdb<T>(
   bytes: Uint8Array,
-  options: { cacheSize?: number } = {},
+  options: { cacheSize?: number; label?: string } = {},
 ): MmdbDatabase<T> {
+  const label = options.label ?? "MaxMind DB";
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const cache = new LruCache<string | number, unknown>(options.cacheSize ?? 50_000);
   // deno-lint-ignore no-explicit-any
@@ -59,7 +75,12 @@ export function openMmdb<T>(
     get: (ip) => reader.get(ip) as T | null,
     getBytes: (address) => {
       const pointer = walk(address);
-      return pointer === 0 ? null : resolve(pointer);
+      if (pointer === 0) return null;
+      try {
+        return resolve(pointer);
+      } catch (error) {
+        throw new CorruptRecordError(label, pointer - metadata.nodeCount - 16, error);
+      }
     },
     getWithPrefixLength: (ip) => reader.getWithPrefixLength(ip) as [T | null, number],
   };
