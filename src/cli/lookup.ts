@@ -50,7 +50,7 @@ export const lookupCommand = defineCommand({
 });
 
 /** Returns 0 when every address was answered, 1 when any failed. */
-export async function runLookup(
+async function runLookup(
   config: Config,
   flags: FlagValues<typeof LOOKUP_FLAGS>,
   ips: readonly string[],

@@ -17,7 +17,7 @@ export const serveCommand = defineCommand({
 });
 
 /** Serves until SIGINT/SIGTERM, then stops accepting and finishes in-flight requests. */
-export async function runServe(config: Config): Promise<number> {
+async function runServe(config: Config): Promise<number> {
   // Listen at once; lookups answer 503 until the data (built on first run) is loaded.
   const services: ServiceSlot = { current: null };
   const logError = (error: unknown) => console.error(error);

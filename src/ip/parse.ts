@@ -188,7 +188,7 @@ function scanIpv6(text: string, out: Uint8Array): string | null {
 }
 
 /** Dotted-quad text of 4 bytes (`bytes[offset..offset+4)`). */
-export function formatIpv4(bytes: Uint8Array, offset = 0): string {
+function formatIpv4(bytes: Uint8Array, offset = 0): string {
   return `${bytes[offset]}.${bytes[offset + 1]}.${bytes[offset + 2]}.${bytes[offset + 3]}`;
 }
 

@@ -5,6 +5,9 @@ import { Reader } from "mmdb-lib";
 import { LruCache } from "../cache/lru.ts";
 import { createTreeWalk } from "./tree.ts";
 
+/** Decoded records cached per database unless told otherwise (IPINTEL_CACHE_SIZE's default). */
+export const DEFAULT_RECORD_CACHE_SIZE = 100_000;
+
 /** A record of a database that does not decode: a server fault, never the caller's. */
 export class CorruptRecordError extends Error {
   constructor(label: string, offset: number, cause: unknown) {
@@ -51,7 +54,9 @@ export function openMmdb<T>(
 ): MmdbDatabase<T> {
   const label = options.label ?? "MaxMind DB";
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const cache = new LruCache<string | number, unknown>(options.cacheSize ?? 50_000);
+  const cache = new LruCache<string | number, unknown>(
+    options.cacheSize ?? DEFAULT_RECORD_CACHE_SIZE,
+  );
   // deno-lint-ignore no-explicit-any
   const reader = new Reader<any>(buffer, { cache });
   const m = reader.metadata;

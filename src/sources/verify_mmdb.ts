@@ -81,15 +81,6 @@ export function verifyMmdb<T>(
   return { db, networks };
 }
 
-/** Which kind of database a `database_type` names, if any. */
-export function kindOfDatabaseType(databaseType: string): DatabaseKind | null {
-  // Most specific first: "GeoIP2-ISP" would not match city, but "City-ISP-..." products exist.
-  for (const kind of ["anonymous-ip", "connection-type", "domain", "isp", "asn", "city"] as const) {
-    if (TYPE_PATTERNS[kind].test(databaseType)) return kind;
-  }
-  return null;
-}
-
 /** Walks every node of the tree; returns how many records point at data. */
 function checkTree(bytes: Uint8Array, nodeCount: number, recordSize: number): number {
   const nodeBytes = recordSize / 4;

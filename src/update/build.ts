@@ -145,7 +145,7 @@ async function buildFile(
 }
 
 /** Compiles ASN CSV ranges into an MMDB with the GeoLite2-ASN record layout. */
-export function compileAsn(
+function compileAsn(
   csvFiles: Uint8Array[],
   databaseType: string,
   source: DefaultSource,
