@@ -6,10 +6,17 @@ import { createApp, type ServiceSlot } from "../http/app.ts";
 import { type FetchHandler, withFastLookup } from "../http/fast_lookup.ts";
 import { serveWithNodeHttp } from "../http/node_server.ts";
 import { describeAccess, startAccess } from "./access.ts";
-import { ensureData, runDataUpdate } from "./data.ts";
 import { openKv } from "./kv.ts";
 import { startHotReload } from "./reload.ts";
 import { createServices, createSharedParts } from "./services.ts";
+import { readManifest } from "../sources/manifest.ts";
+
+/**
+ * The data builder and updater (src/update, the MMDB writer): loaded only when the
+ * server has something to build (first run) or a scheduled update is due, so the
+ * serving code does not depend on it.
+ */
+const builder = () => import("./data.ts");
 
 export const serveCommand = defineCommand({
   summary: "Serve the HTTP API (builds the default data on first run)",
@@ -40,7 +47,9 @@ async function runServe(config: Config): Promise<number> {
   };
   const shared = createSharedParts();
   try {
-    await ensureData(config, stopping.signal);
+    if ((await readManifest(config.dataDir)) === null) {
+      await (await builder()).ensureData(config, stopping.signal);
+    }
     services.current = await createServices(config, shared);
     console.error(`ipintel: data loaded from ${config.dataDir}`);
     const absent = services.current.data.absent;
@@ -78,7 +87,7 @@ async function scheduleUpdates(config: Config, signal: AbortSignal): Promise<voi
     });
     if (signal.aborted) return;
     try {
-      await runDataUpdate(config, signal);
+      await (await builder()).runDataUpdate(config, signal);
     } catch (error) {
       console.error(`update: ${error instanceof Error ? error.message : error}`);
     }
