@@ -1,5 +1,6 @@
 /** MaxMind DB writer: files written here are read back with mmdb-lib and an independent decoder. */
 
+import { parseIp } from "../../src/ip/parse.ts";
 import assert from "node:assert/strict";
 import {
   double,
@@ -677,4 +678,50 @@ Deno.test("invalid input throws an Error naming the input", () => {
   assert.throws(() => new MmdbWriter({ databaseType: "X", buildEpoch: -1 }), /buildEpoch -1/);
   // Nothing above reached the tree.
   assert.equal(open(w.toBytes()).metadata.nodeCount, 1);
+});
+
+Deno.test("the writer accepts exactly the addresses the API accepts (one parser)", () => {
+  const inputs = [
+    "1.2.3.4",
+    "255.255.255.255",
+    "::",
+    "::1.2.3.4",
+    "::ffff:1.2.3.4",
+    "FFFF::",
+    "1:2:3:4:5:6:7::",
+    "1:2:3:4:5:6:1.2.3.4",
+    "0000:0000:0000:0000:0000:0000:0000:0000",
+    "1.2.3.04",
+    "256.0.0.0",
+    "1.2.3.4.",
+    "[::1]",
+    "fe80::1%eth0",
+    "1::2::",
+    "::1:",
+    "1:2:3:4:5:6:7:1.2.3.4",
+    "00000::",
+    "0x1.2.3.4",
+    "١.٢.٣.٤",
+    " 1.2.3.4",
+    "1.2.3.4\n",
+    "a".repeat(50),
+  ];
+  for (const text of inputs) {
+    let apiAccepts = true;
+    try {
+      parseIp(text);
+    } catch {
+      apiAccepts = false;
+    }
+    const w = new MmdbWriter({ databaseType: "Agree" });
+    let writerAccepts = true;
+    try {
+      w.insertNetwork(text, 1);
+      w.insertRange(text, text, 1);
+    } catch (error) {
+      writerAccepts = false;
+      assert.ok((error as Error).message.includes(JSON.stringify(text)), text);
+    }
+    assert.equal(writerAccepts, apiAccepts, JSON.stringify(text));
+  }
 });
