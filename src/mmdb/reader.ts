@@ -35,9 +35,14 @@ export interface MmdbMetadata {
 /** A read-only database. Returned records are shared: callers must not mutate them. */
 export interface MmdbDatabase<T> {
   readonly metadata: MmdbMetadata;
+  /** mmdb-lib's own walk on address text, exactly as the file says (load checks, tests). */
   get(ip: string): T | null;
-  /** The record for network-order address bytes (4 or 16), without parsing text. */
+  /**
+   * The record for network-order address bytes (4 or 16), without parsing text: the
+   * lookup path. 6to4 and Teredo addresses read the IPv4 address they embed (see tree.ts).
+   */
   getBytes(address: Uint8Array): T | null;
+  /** mmdb-lib's own walk, with the prefix length of the network found. */
   getWithPrefixLength(ip: string): [T | null, number];
 }
 

@@ -140,6 +140,16 @@ Deno.test("a corrupt pointer: that lookup answers 500 with the generic message, 
           /Corrupt record in .*city\.mmdb at data offset 0/,
         );
       }
+      // In a bulk call the whole call fails once (no half answer), logged once.
+      logged.length = 0;
+      const bulk = await serve(
+        new Request("http://localhost/bulk/5.6.7.8,1.2.3.4,5.6.7.9", {
+          headers: { host: "localhost" },
+        }),
+        env,
+      );
+      assert.equal(bulk.status, 500);
+      assert.equal(logged.length, 1);
       // The rest of the database still answers.
       const ok = await serve(
         new Request("http://localhost/ip/5.6.7.8", { headers: { host: "localhost" } }),
