@@ -96,7 +96,7 @@ function freshLookup(): Lookup {
   return createLookup({
     data,
     now: () => new Date(),
-    parseUserAgent: createUserAgentParser({ cacheSize: 10_000 }),
+    parseUserAgent: createUserAgentParser(),
     enrichment,
   });
 }

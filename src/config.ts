@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { FORWARDED_HEADERS, type ForwardedHeader } from "./http/client_address.ts";
 import { parseCidr } from "./ip/cidr.ts";
+import { DEFAULT_RECORD_CACHE_SIZE } from "./mmdb/reader.ts";
 
 export interface Config {
   host: string;
@@ -147,7 +148,7 @@ export const OPTIONS: readonly OptionSpec<keyof Config>[] = [
     "IPINTEL_CACHE_SIZE",
     "cache-size",
     "Decoded database records kept in memory, per database",
-    () => 100_000,
+    () => DEFAULT_RECORD_CACHE_SIZE,
     integerIn(1, 10_000_000),
   ),
   option(

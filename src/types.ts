@@ -1,89 +1,114 @@
-/** The shapes of a lookup result: spec section 2.2, with decisions.md's names. */
+/**
+ * The shape of a lookup result, defined once: spec section 2.2 with
+ * docs/decisions.md's names ("Names the spec garbles", "Layout").
+ *
+ * `RESULT_LAYOUT` is the one definition: its key order is the output order, and
+ * each leaf says its JSON type and whether it can be null. The TypeScript types
+ * below, the `get` field catalogue (src/format/fields.ts), the OpenAPI schemas
+ * (src/http/openapi.ts) and the tests' layout are all derived from it.
+ */
 
-export interface GeoLocation {
-  continent: string | null;
-  continentCode: string | null;
-  country: string | null;
-  countryCode: string | null;
-  capital: string | null;
-  region: string | null;
-  regionCode: string | null;
-  city: string | null;
-  postal_Code: string | null;
-  dial_code: string | null;
-  is_in_eu: boolean;
-  latitude: number | null;
-  longitude: number | null;
-  accuracy_radius: number | null;
+/** One value of the result: its JSON type, and whether it may be null (unknown). */
+export interface LayoutLeaf {
+  readonly leaf: "string" | "number" | "integer" | "boolean";
+  readonly nullable: boolean;
+  readonly enum?: readonly string[];
+  readonly description?: string;
 }
 
-export interface TimeZoneInfo {
-  time_zone: string | null;
-  abbr: string | null;
-  offset: number | null;
-  is_dst: boolean | null;
-  utc: string | null;
-  current_time: string | null;
+/** A group of the result: keys in output order. */
+export interface LayoutGroup {
+  readonly [key: string]: LayoutNode;
 }
 
-export interface Flag {
-  flag_Icon: string | null;
-  flag_unicode: string | null;
+export type LayoutNode = LayoutLeaf | LayoutGroup;
+
+/** True for a leaf of the layout, false for a group. */
+export function isLayoutLeaf(node: LayoutNode): node is LayoutLeaf {
+  return typeof (node as LayoutLeaf).leaf === "string";
 }
 
-export interface Currency {
-  code: string | null;
-  symbol: string | null;
-  name: string | null;
-  name_plural: string | null;
-  hex_unicode: string | null;
-}
+const text = { leaf: "string", nullable: true } as const;
+const nameVersion = { name: text, version: text } as const;
 
-export interface Connection {
-  asn_number: number | null;
-  asn_org: string | null;
-  isp: string | null;
-  org: string | null;
-  domain: string | null;
-  connection_type: string | null;
-}
+export const RESULT_LAYOUT = {
+  ip: { leaf: "string", nullable: false, description: "The address, canonical text" },
+  geoLocation: {
+    continent: text,
+    continentCode: text,
+    country: text,
+    countryCode: text,
+    capital: text,
+    region: text,
+    regionCode: text,
+    city: text,
+    postal_Code: text,
+    dial_code: text,
+    is_in_eu: { leaf: "boolean", nullable: false, description: "false when unknown" },
+    latitude: { leaf: "number", nullable: true },
+    longitude: { leaf: "number", nullable: true },
+    accuracy_radius: { leaf: "integer", nullable: true, description: "Kilometres" },
+  },
+  timezone: {
+    time_zone: { ...text, description: "IANA time zone id" },
+    abbr: text,
+    offset: { leaf: "integer", nullable: true, description: "Seconds east of UTC" },
+    is_dst: { leaf: "boolean", nullable: true },
+    utc: { ...text, description: "±HH:MM" },
+    current_time: { ...text, description: "ISO 8601 local time with offset" },
+  },
+  flag: { flag_Icon: text, flag_unicode: text },
+  currency: { code: text, symbol: text, name: text, name_plural: text, hex_unicode: text },
+  connection: {
+    asn_number: { leaf: "integer", nullable: true },
+    asn_org: text,
+    isp: text,
+    org: text,
+    domain: text,
+    connection_type: text,
+  },
+  userAgent: {
+    browser: nameVersion,
+    engine: nameVersion,
+    os: nameVersion,
+    device: { type: text, vendor: text, model: text },
+    cpu: {
+      architecture: { leaf: "string", nullable: false, description: '"Unknown" when unknown' },
+    },
+  },
+  security: {
+    isVpn: { leaf: "boolean", nullable: true },
+    isTor: { leaf: "boolean", nullable: true },
+    isThreat: { leaf: "string", nullable: true, enum: ["low", "medium", "high"] },
+  },
+} as const satisfies LayoutGroup;
 
-export interface NameVersion {
-  name: string | null;
-  version: string | null;
-}
+/** The TypeScript type of a layout node. */
+type ValueOf<N> = N extends LayoutLeaf ? LeafValue<N> | (N["nullable"] extends true ? null : never)
+  : { -readonly [K in keyof N]: ValueOf<N[K]> };
 
-export interface UserAgent {
-  browser: NameVersion;
-  engine: NameVersion;
-  os: NameVersion;
-  device: { type: string | null; vendor: string | null; model: string | null };
-  cpu: { architecture: string };
-}
+type LeafValue<N extends LayoutLeaf> = N extends { enum: readonly (infer E)[] } ? E
+  : N["leaf"] extends "string" ? string
+  : N["leaf"] extends "boolean" ? boolean
+  : number;
 
-export type ThreatLevel = "low" | "medium" | "high";
+type Layout = typeof RESULT_LAYOUT;
 
+/** The `data` object of one lookup. Every key is always present. */
+export type LookupResult = ValueOf<Layout>;
+export type GeoLocation = LookupResult["geoLocation"];
+export type TimeZoneInfo = LookupResult["timezone"];
+export type Flag = LookupResult["flag"];
+export type Currency = LookupResult["currency"];
+export type Connection = LookupResult["connection"];
+export type UserAgent = LookupResult["userAgent"];
+export type NameVersion = UserAgent["browser"];
 /**
  * `null` = unknown (no source for that flag is installed); `false` = a loaded
  * source says no. `isThreat` is null only when no security source is installed.
  */
-export interface Security {
-  isVpn: boolean | null;
-  isTor: boolean | null;
-  isThreat: ThreatLevel | null;
-}
-
-/** The `data` object of one lookup. Every key is always present. */
-export interface LookupResult {
-  ip: string;
-  geoLocation: GeoLocation;
-  timezone: TimeZoneInfo;
-  flag: Flag;
-  currency: Currency;
-  connection: Connection;
-  userAgent: UserAgent;
-  security: Security;
-}
+export type Security = LookupResult["security"];
+export type ThreatLevel = NonNullable<Security["isThreat"]>;
 
 /** A bulk item that failed, kept in place in `responseArray`. */
 export interface FailedItem {

@@ -3,7 +3,7 @@
 import { createApp } from "../src/http/app.ts";
 import type { ForwardedHeader } from "../src/http/client_address.ts";
 import { createLookup, type Lookup } from "../src/lookup/lookup.ts";
-import { type MmdbValue, MmdbWriter, uint16 } from "../src/mmdb/writer.ts";
+import { type MmdbValue, MmdbWriter, uint16 } from "../src/mmdb/writer/writer.ts";
 import { type DataSet, openDataSet } from "../src/sources/data_set.ts";
 import type { ManifestEntry } from "../src/sources/manifest.ts";
 import { writeManifest } from "../src/sources/manifest.ts";

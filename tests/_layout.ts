@@ -1,58 +1,21 @@
-/** The spec's response layout, kept independent of src/format/fields.ts on purpose. */
+/** The result layout the tests hold responses against, derived from its one definition. */
 
 import assert from "node:assert/strict";
-import type { LookupResult } from "../src/types.ts";
+import { isLayoutLeaf, type LayoutGroup, RESULT_LAYOUT } from "../src/types.ts";
 
 /** Every key of the response layout, in order; `null` marks a leaf. */
-type Layout<T> = {
-  [K in keyof T]-?: NonNullable<T[K]> extends object ? Layout<NonNullable<T[K]>> : null;
-};
-const name = { name: null, version: null };
-export const SPEC_LAYOUT: Layout<LookupResult> = {
-  ip: null,
-  geoLocation: {
-    continent: null,
-    continentCode: null,
-    country: null,
-    countryCode: null,
-    capital: null,
-    region: null,
-    regionCode: null,
-    city: null,
-    postal_Code: null,
-    dial_code: null,
-    is_in_eu: null,
-    latitude: null,
-    longitude: null,
-    accuracy_radius: null,
-  },
-  timezone: {
-    time_zone: null,
-    abbr: null,
-    offset: null,
-    is_dst: null,
-    utc: null,
-    current_time: null,
-  },
-  flag: { flag_Icon: null, flag_unicode: null },
-  currency: { code: null, symbol: null, name: null, name_plural: null, hex_unicode: null },
-  connection: {
-    asn_number: null,
-    asn_org: null,
-    isp: null,
-    org: null,
-    domain: null,
-    connection_type: null,
-  },
-  userAgent: {
-    browser: name,
-    engine: name,
-    os: name,
-    device: { type: null, vendor: null, model: null },
-    cpu: { architecture: null },
-  },
-  security: { isVpn: null, isTor: null, isThreat: null },
-};
+export type KeyLayout = { [key: string]: KeyLayout | null };
+
+function keysOf(group: LayoutGroup): KeyLayout {
+  const out: KeyLayout = {};
+  for (const [key, node] of Object.entries(group)) {
+    out[key] = isLayoutLeaf(node) ? null : keysOf(node);
+  }
+  return out;
+}
+
+/** The layout of `data` (src/types.ts, RESULT_LAYOUT); the served OpenAPI is checked against it. */
+export const SPEC_LAYOUT: KeyLayout = keysOf(RESULT_LAYOUT);
 
 /** Asserts `value` has exactly the keys of `layout`, in order, at every level. */
 export function assertLayout(value: unknown, layout: object, where = "data"): void {

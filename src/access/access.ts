@@ -33,7 +33,7 @@ export interface Caller {
   window: number;
 }
 
-export const UNAUTHORIZED_MESSAGE =
+const UNAUTHORIZED_MESSAGE =
   "Invalid or missing API key: send a valid key in the X-API-Key header, as Authorization: Bearer, or in the apiKey query parameter";
 
 export class AccessControl {

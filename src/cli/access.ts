@@ -8,8 +8,8 @@ import { KvKeyStore } from "../store/keys.ts";
 import { KvRateCounters } from "../store/rate_counts.ts";
 
 /** How often servers look for key changes and share their counts (see the README's bound). */
-export const KEY_POLL_MS = 1000;
-export const RATE_SYNC_MS = 250;
+const KEY_POLL_MS = 1000;
+const RATE_SYNC_MS = 250;
 
 export interface ServerAccess {
   access: AccessControl;

@@ -130,7 +130,7 @@ function usageLine(command: Command, path: string): string {
 }
 
 /** The help of one command or group, built from the declarations so it never drifts. */
-export function helpFor(command: Command, path: string): string {
+function helpFor(command: Command, path: string): string {
   const lines = [command.summary, "", `Usage: ${usageLine(command, path)}`];
   if (command.subcommands) {
     lines.push("", "Commands:");

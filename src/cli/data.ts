@@ -30,7 +30,7 @@ export const dataCommand = defineCommand({
 });
 
 /** Builds missing or outdated default data; progress and a summary go to stderr. */
-export async function runData(
+async function runData(
   config: Config,
   options: { force: boolean },
   signal?: AbortSignal,

@@ -1,7 +1,7 @@
 /** `ipintel lookup <ip>...`: the API's answer for each address, without HTTP. */
 
 import { type Config, type FlagValues, UsageError } from "../config.ts";
-import { AppError } from "../errors.ts";
+import { AppError, quoteInput } from "../errors.ts";
 import {
   applySelection,
   type FieldSelection,
@@ -44,12 +44,13 @@ export const lookupCommand = defineCommand({
   flags: LOOKUP_FLAGS,
   positionals: { min: 1, max: Infinity },
   details:
-    "An address that is invalid or has no data is named on stderr and makes the exit status 1.",
+    "An address that is invalid, has no data or meets a corrupt database record is named on " +
+    "stderr, the others are still answered, and the exit status is 1.",
   run: ({ config, flags, positionals }) => runLookup(config, flags, positionals),
 });
 
 /** Returns 0 when every address was answered, 1 when any failed. */
-export async function runLookup(
+async function runLookup(
   config: Config,
   flags: FlagValues<typeof LOOKUP_FLAGS>,
   ips: readonly string[],
@@ -73,8 +74,13 @@ export async function runLookup(
       if (format === "json") console.log(JSON.stringify(data));
       else answers.push(data);
     } catch (error) {
-      if (!(error instanceof AppError)) throw error;
-      console.error(error.message);
+      // A caller's mistake reads as the API says it; anything else (a corrupt record
+      // in a database) is named with its address, and the other addresses still run.
+      console.error(
+        error instanceof AppError
+          ? error.message
+          : `Lookup of ${quoteInput(ip)} failed: ${(error as Error)?.message ?? String(error)}`,
+      );
       failed++;
     }
   }

@@ -6,12 +6,19 @@ import type { FetchHandler } from "../http/fast_lookup.ts";
 import { serveWithNodeHttp } from "../http/node_server.ts";
 import { stdoutSink } from "../ops/access_log.ts";
 import { describeAccess, startAccess } from "./access.ts";
-import { ensureData, runDataUpdate } from "./data.ts";
 import { kvReadinessCheck, openKv } from "./kv.ts";
 import { startHotReload } from "./reload.ts";
 import { createServer, type Server } from "./server.ts";
 import { createServices, createSharedParts } from "./services.ts";
 import { StopRequest } from "./shutdown.ts";
+import { readManifest } from "../sources/manifest.ts";
+
+/**
+ * The data builder and updater (src/update, the MMDB writer): loaded only when the
+ * server has something to build (first run) or a scheduled update is due, so the
+ * serving code does not depend on it.
+ */
+const builder = () => import("./data.ts");
 
 export const serveCommand = defineCommand({
   summary: "Serve the HTTP API (builds the default data on first run)",
@@ -54,7 +61,9 @@ export async function runServe(config: Config): Promise<number> {
   const background: { watch?: { close(): void }; schedule?: Promise<void> } = {};
   let loadError: unknown = null;
   (async () => {
-    await ensureData(config, stopping.signal);
+    if ((await readManifest(config.dataDir)) === null) {
+      await (await builder()).ensureData(config, stopping.signal);
+    }
     const services = await createServices(config, shared);
     server.install(services);
     console.error(`ipintel: data loaded from ${config.dataDir}`);
@@ -116,7 +125,7 @@ async function scheduleUpdates(config: Config, signal: AbortSignal): Promise<voi
     });
     if (signal.aborted) return;
     try {
-      await runDataUpdate(config, signal);
+      await (await builder()).runDataUpdate(config, signal);
     } catch (error) {
       console.error(`update: ${error instanceof Error ? error.message : error}`);
     }

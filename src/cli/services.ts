@@ -40,12 +40,12 @@ export async function createServices(config: Config, shared?: SharedParts): Prom
 export function createSharedParts(): SharedParts {
   return {
     enrichment: createEnrichment({ warm: true }),
-    parseUserAgent: createUserAgentParser({ cacheSize: 10_000 }),
+    parseUserAgent: createUserAgentParser(),
   };
 }
 
 /** The operator's own databases from IPINTEL_*_DB. */
-export function operatorDatabases(config: Config): OperatorDatabase[] {
+function operatorDatabases(config: Config): OperatorDatabase[] {
   const all: [OperatorDatabase["kind"], string | null, string][] = [
     ["city", config.cityDb, "IPINTEL_CITY_DB"],
     ["asn", config.asnDb, "IPINTEL_ASN_DB"],

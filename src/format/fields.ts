@@ -1,6 +1,6 @@
 /**
  * The field catalogue: every name the `get` parameter accepts, derived from the
- * `LookupResult` layout (decisions.md, "get" and "Layout").
+ * result layout, `RESULT_LAYOUT` in src/types.ts (docs/decisions.md, "get" and "Layout").
  *
  * Three kinds of name exist, all matched case-insensitively:
  * - a top-level name: `ip` or a group (`geoLocation`, `timezone`, `flag`, `currency`,
@@ -12,62 +12,10 @@
  *   `userAgent.browser`, `userAgent.browser.name`). The `name`, `version`, `type`, ...
  *   inside userAgent's parts are reachable only this way.
  *
- * Everything here is computed once, at module load, from the constant `LAYOUT`.
+ * Everything here is computed once, at module load, from `RESULT_LAYOUT`.
  */
 
-import type { LookupResult } from "../types.ts";
-
-/** Mirror of an object type: every key present, nested objects mirrored, leaves `null`. */
-type Layout<T> = {
-  readonly [K in keyof T]-?: T[K] extends object ? Layout<T[K]> : null;
-};
-
-/** Shape of a lookup result, in output order. `satisfies` keeps it in step with types.ts. */
-const LAYOUT = {
-  ip: null,
-  geoLocation: {
-    continent: null,
-    continentCode: null,
-    country: null,
-    countryCode: null,
-    capital: null,
-    region: null,
-    regionCode: null,
-    city: null,
-    postal_Code: null,
-    dial_code: null,
-    is_in_eu: null,
-    latitude: null,
-    longitude: null,
-    accuracy_radius: null,
-  },
-  timezone: {
-    time_zone: null,
-    abbr: null,
-    offset: null,
-    is_dst: null,
-    utc: null,
-    current_time: null,
-  },
-  flag: { flag_Icon: null, flag_unicode: null },
-  currency: { code: null, symbol: null, name: null, name_plural: null, hex_unicode: null },
-  connection: {
-    asn_number: null,
-    asn_org: null,
-    isp: null,
-    org: null,
-    domain: null,
-    connection_type: null,
-  },
-  userAgent: {
-    browser: { name: null, version: null },
-    engine: { name: null, version: null },
-    os: { name: null, version: null },
-    device: { type: null, vendor: null, model: null },
-    cpu: { architecture: null },
-  },
-  security: { isVpn: null, isTor: null, isThreat: null },
-} as const satisfies Layout<LookupResult>;
+import { isLayoutLeaf, type LayoutGroup, RESULT_LAYOUT } from "../types.ts";
 
 /** One node of the layout. */
 export interface FieldInfo {
@@ -90,26 +38,24 @@ export interface FieldRef {
   readonly field: FieldInfo;
 }
 
-type LayoutNode = null | { readonly [key: string]: LayoutNode };
-
-function walk(node: LayoutNode, parents: readonly string[], out: FieldInfo[]): void {
-  if (node === null) return;
-  for (const [key, child] of Object.entries(node)) {
+function walk(group: LayoutGroup, parents: readonly string[], out: FieldInfo[]): void {
+  for (const [key, child] of Object.entries(group)) {
     const segments = [...parents, key];
+    const leaf = isLayoutLeaf(child);
     out.push({
       path: segments.join("."),
       segments,
       order: out.length,
-      isObject: child !== null,
-      children: child === null ? [] : Object.keys(child),
+      isObject: !leaf,
+      children: leaf ? [] : Object.keys(child),
     });
-    walk(child, segments, out);
+    if (!leaf) walk(child, segments, out);
   }
 }
 
 function buildFields(): readonly FieldInfo[] {
   const out: FieldInfo[] = [];
-  walk(LAYOUT, [], out);
+  walk(RESULT_LAYOUT, [], out);
   return out;
 }
 

@@ -16,7 +16,7 @@ import {
   requireJsonContentType,
 } from "./body.ts";
 
-/** Largest accepted user-agent body (decisions.md). */
+/** Largest accepted user-agent body (docs/decisions.md, "Errors": 413). */
 export const UA_BODY_LIMIT = 8 * 1024;
 
 export interface LookupRequest {

@@ -1,130 +1,139 @@
-/** The OpenAPI 3.1 description of every route; a test holds it against the app's routes. */
+/**
+ * The OpenAPI 3.1 description of every route. The result schemas are derived
+ * from `RESULT_LAYOUT` (src/types.ts); tests hold the document against the
+ * app's routes and against real responses.
+ */
 
-const nullable = (type: string) => ({ type: [type, "null"] });
-const str = nullable("string");
-const num = nullable("number");
-const nameVersion = { type: "object", properties: { name: str, version: str } };
+import denoJson from "../../deno.json" with { type: "json" };
+import {
+  isLayoutLeaf,
+  type LayoutGroup,
+  type LayoutLeaf,
+  type LayoutNode,
+  RESULT_LAYOUT,
+} from "../types.ts";
+import { UA_BODY_LIMIT } from "./lookup_request.ts";
+
+type Schema = Record<string, unknown>;
+
+/** Schema names of the result's groups, in layout order. */
+const GROUP_SCHEMAS: Record<keyof typeof RESULT_LAYOUT, string | null> = {
+  ip: null,
+  geoLocation: "GeoLocation",
+  timezone: "TimeZone",
+  flag: "Flag",
+  currency: "Currency",
+  connection: "Connection",
+  userAgent: "UserAgent",
+  security: "Security",
+};
+
+function leafSchema(leaf: LayoutLeaf): Schema {
+  const schema: Schema = { type: leaf.nullable ? [leaf.leaf, "null"] : leaf.leaf };
+  if (leaf.enum) schema.enum = leaf.nullable ? [...leaf.enum, null] : [...leaf.enum];
+  if (leaf.description) schema.description = leaf.description;
+  return schema;
+}
+
+/** A group: every key required (unknown values are null, never absent), no others. */
+function groupSchema(group: LayoutGroup, ref: (key: string) => string | null = () => null): Schema {
+  const properties: Record<string, Schema> = {};
+  for (const [key, node] of Object.entries(group)) {
+    const name = ref(key);
+    properties[key] = name
+      ? { $ref: `#/components/schemas/${name}` }
+      : isLayoutLeaf(node)
+      ? leafSchema(node)
+      : groupSchema(node);
+  }
+  return {
+    type: "object",
+    properties,
+    required: Object.keys(group),
+    additionalProperties: false,
+  };
+}
+
+function resultSchemas(): Record<string, Schema> {
+  const out: Record<string, Schema> = {};
+  for (const [key, name] of Object.entries(GROUP_SCHEMAS)) {
+    const node: LayoutNode = RESULT_LAYOUT[key as keyof typeof RESULT_LAYOUT];
+    if (name && !isLayoutLeaf(node)) out[name] = groupSchema(node);
+  }
+  out.LookupResult = {
+    description: "The full result (no `get`): every key always present, unknown values null.",
+    ...groupSchema(RESULT_LAYOUT, (key) => GROUP_SCHEMAS[key as keyof typeof RESULT_LAYOUT]),
+  };
+  return out;
+}
 
 const schemas = {
-  GeoLocation: {
+  ...resultSchemas(),
+  Selection: {
     type: "object",
-    properties: {
-      continent: str,
-      continentCode: str,
-      country: str,
-      countryCode: str,
-      capital: str,
-      region: str,
-      regionCode: str,
-      city: str,
-      postal_Code: str,
-      dial_code: str,
-      is_in_eu: { type: "boolean" },
-      latitude: num,
-      longitude: num,
-      accuracy_radius: num,
-    },
-  },
-  TimeZone: {
-    type: "object",
-    properties: {
-      time_zone: str,
-      abbr: str,
-      offset: { ...num, description: "Seconds east of UTC" },
-      is_dst: nullable("boolean"),
-      utc: { ...str, description: "±HH:MM" },
-      current_time: { ...str, description: "ISO 8601 local time with offset" },
-    },
-  },
-  Flag: { type: "object", properties: { flag_Icon: str, flag_unicode: str } },
-  Currency: {
-    type: "object",
-    properties: { code: str, symbol: str, name: str, name_plural: str, hex_unicode: str },
-  },
-  Connection: {
-    type: "object",
-    properties: {
-      asn_number: num,
-      asn_org: str,
-      isp: str,
-      org: str,
-      domain: str,
-      connection_type: str,
-    },
-  },
-  UserAgent: {
-    type: "object",
-    properties: {
-      browser: nameVersion,
-      engine: nameVersion,
-      os: nameVersion,
-      device: { type: "object", properties: { type: str, vendor: str, model: str } },
-      cpu: { type: "object", properties: { architecture: { type: "string" } } },
-    },
-  },
-  Security: {
-    type: "object",
-    properties: {
-      isVpn: nullable("boolean"),
-      isTor: nullable("boolean"),
-      isThreat: { type: ["string", "null"], enum: ["low", "medium", "high", null] },
-    },
-  },
-  LookupResult: {
-    type: "object",
-    description: "With `get`, only the chosen fields (and `ip`) are present.",
-    properties: {
-      ip: { type: "string" },
-      geoLocation: { $ref: "#/components/schemas/GeoLocation" },
-      timezone: { $ref: "#/components/schemas/TimeZone" },
-      flag: { $ref: "#/components/schemas/Flag" },
-      currency: { $ref: "#/components/schemas/Currency" },
-      connection: { $ref: "#/components/schemas/Connection" },
-      userAgent: { $ref: "#/components/schemas/UserAgent" },
-      security: { $ref: "#/components/schemas/Security" },
-    },
+    description:
+      "The result with `get`: `ip`, plus each chosen group (nested), bare name (flat under `data`) or dotted path (kept inside its parents).",
+    properties: { ip: { type: "string" } },
     required: ["ip"],
   },
   FailedItem: {
     type: "object",
     properties: {
-      ip: { type: "string" },
+      ip: { type: "string", description: "The item as given, capped in length" },
       error: {
         type: "object",
         properties: { status: { type: "integer" }, message: { type: "string" } },
+        required: ["status", "message"],
+        additionalProperties: false,
       },
     },
+    required: ["ip", "error"],
+    additionalProperties: false,
   },
   Envelope: {
     type: "object",
     properties: {
-      success: { type: "boolean" },
-      data: { $ref: "#/components/schemas/LookupResult" },
+      success: { type: "boolean", const: true },
+      data: {
+        anyOf: [
+          { $ref: "#/components/schemas/LookupResult" },
+          { $ref: "#/components/schemas/Selection" },
+        ],
+      },
     },
+    required: ["success", "data"],
+    additionalProperties: false,
   },
   BulkEnvelope: {
     type: "object",
     properties: {
-      success: { type: "boolean" },
+      success: { type: "boolean", const: true },
       data: {
         type: "object",
         properties: {
           responseArray: {
             type: "array",
             items: {
-              oneOf: [
-                { $ref: "#/components/schemas/LookupResult" },
+              anyOf: [
                 { $ref: "#/components/schemas/FailedItem" },
+                { $ref: "#/components/schemas/LookupResult" },
+                { $ref: "#/components/schemas/Selection" },
               ],
             },
           },
         },
+        required: ["responseArray"],
+        additionalProperties: false,
       },
     },
+    required: ["success", "data"],
+    additionalProperties: false,
   },
   Error: {
     type: "object",
     properties: { success: { type: "boolean", const: false }, message: { type: "string" } },
+    required: ["success", "message"],
+    additionalProperties: false,
   },
 };
 
@@ -140,14 +149,13 @@ const queryParameters = [
     name: "format",
     in: "query",
     schema: { type: "string", enum: ["json", "xml", "csv"], default: "json" },
-    description: "Case-insensitive; unknown values give JSON.",
+    description: "Case-insensitive; unknown values give JSON. Errors come in the same format.",
   },
   {
     name: "lang",
     in: "query",
     schema: { type: "string", default: "en" },
-    description:
-      "Language of place names: one the City database carries (de, es, fr, ja, pt-BR, ru, zh-CN).",
+    description: "Language of place names: one the City database carries.",
   },
   {
     name: "ua",
@@ -156,11 +164,21 @@ const queryParameters = [
     description:
       "User-agent string to parse, when no JSON body gives one; default: the User-Agent header.",
   },
+  {
+    name: "apiKey",
+    in: "query",
+    schema: { type: "string" },
+    description:
+      "API key (wins over the headers). Keys in URLs reach logs: prefer the X-API-Key header.",
+  },
 ];
 
 const errorResponse = (description: string) => ({
   description,
-  content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+  content: {
+    "application/json": { schema: { $ref: "#/components/schemas/Error" } },
+    "application/xml": { schema: { type: "string" } },
+  },
 });
 
 const formats = (schema: string) => ({
@@ -169,46 +187,97 @@ const formats = (schema: string) => ({
   "text/csv": { schema: { type: "string" } },
 });
 
-const userAgentBody = {
-  required: false,
-  description: "Optional, sent on the GET with Content-Type: application/json (at most 8 KiB).",
-  content: {
-    "application/json": {
-      schema: { type: "object", properties: { userAgent: { type: "string" } } },
-    },
-  },
+const userAgentBodySchema = {
+  type: "object",
+  properties: { userAgent: { type: "string" } },
 };
 
-const lookupErrors = {
-  "400": errorResponse("Unknown `get` names, unsupported `lang`, malformed JSON body"),
-  "413": errorResponse("Request body over the limit"),
-  "500": errorResponse("Unexpected failure (details only in the server log)"),
-  "503": errorResponse("No data loaded"),
+/** Statuses every route can answer, whatever it does. */
+const everyRoute = {
+  "400": errorResponse("Invalid Host header or request target"),
+  "500": errorResponse("Unexpected failure (generic message; details only in the server log)"),
 };
+
+/** Statuses of every lookup route (`/ip`, `/me`, `/bulk`). */
+const lookupErrors = {
+  "400": errorResponse(
+    "Unknown `get` names, unsupported `lang`, malformed JSON body, a GET body on a server that drops it, an invalid forwarding header from a trusted proxy, an invalid Host header",
+  ),
+  "401": errorResponse("API key missing or invalid, where one is required"),
+  "413": errorResponse(
+    `Request body over the limit (${UA_BODY_LIMIT / 1024} KiB for a user agent)`,
+  ),
+  "429": {
+    ...errorResponse("Over the rate limit"),
+    headers: { "Retry-After": { schema: { type: "integer" }, description: "Seconds" } },
+  },
+  "500": everyRoute["500"],
+  "503": errorResponse("Data is not loaded yet"),
+};
+
+const unsupportedBody = {
+  "415": errorResponse("Body sent without Content-Type: application/json"),
+};
+
+const rateLimitHeaders = {
+  "RateLimit-Limit": { schema: { type: "integer" } },
+  "RateLimit-Remaining": { schema: { type: "integer" } },
+  "RateLimit-Reset": { schema: { type: "integer" }, description: "Seconds" },
+};
+
+const ok = (description: string, schema: string) => ({
+  description,
+  headers: rateLimitHeaders,
+  content: formats(schema),
+});
+
+/** Any of the three, or none where keys are optional or off (IPINTEL_AUTH). */
+const security = [{ apiKeyHeader: [] }, { bearer: [] }, { apiKeyQuery: [] }, {}];
 
 /** The document served at `/openapi.json`. */
 export const OPENAPI_DOCUMENT = {
   openapi: "3.1.0",
   info: {
     title: "ipintel",
-    version: "1.0.0",
+    version: denoJson.version,
     description:
-      "Self-hosted IP intelligence: geolocation, time zone, currency, network, user agent and security.",
+      "Self-hosted IP intelligence: geolocation, time zone, currency, network, user agent and security. Every GET also answers HEAD (same headers, no body). A method no route serves (PUT, TRACE, …) is answered 405 with an Allow header, on every path.",
     license: { name: "MIT", identifier: "MIT" },
   },
   paths: {
     "/ip/{ip}": {
+      parameters: [{ name: "ip", in: "path", required: true, schema: { type: "string" } }],
       get: {
         summary: "Look up one IPv4 or IPv6 address",
-        parameters: [
-          { name: "ip", in: "path", required: true, schema: { type: "string" } },
-          ...queryParameters,
-        ],
-        requestBody: userAgentBody,
+        parameters: queryParameters,
+        security,
+        requestBody: {
+          required: false,
+          description:
+            "Only with `--http-server node` (Deno.serve drops GET bodies: use POST). Content-Type: application/json.",
+          content: { "application/json": { schema: userAgentBodySchema } },
+        },
         responses: {
-          "200": { description: "The lookup result", content: formats("Envelope") },
+          "200": ok("The lookup result", "Envelope"),
           "404": errorResponse("Invalid IP address, or no data for it"),
           ...lookupErrors,
+        },
+      },
+      post: {
+        summary: "Look up one address with the user agent in a JSON body",
+        description:
+          'The way to send a user agent in a body on every server: `{"userAgent": "..."}`. Same answer as the GET.',
+        parameters: queryParameters,
+        security,
+        requestBody: {
+          required: true,
+          content: { "application/json": { schema: userAgentBodySchema } },
+        },
+        responses: {
+          "200": ok("The lookup result", "Envelope"),
+          "404": errorResponse("Invalid IP address, or no data for it"),
+          ...lookupErrors,
+          ...unsupportedBody,
         },
       },
     },
@@ -216,11 +285,11 @@ export const OPENAPI_DOCUMENT = {
       get: {
         summary: "Look up the caller's own address",
         description:
-          "The TCP peer; X-Forwarded-For/Forwarded only from configured trusted proxies.",
+          "The TCP peer; the configured forwarding header only from configured trusted proxies.",
         parameters: queryParameters,
-        requestBody: userAgentBody,
+        security,
         responses: {
-          "200": { description: "The lookup result", content: formats("Envelope") },
+          "200": ok("The lookup result", "Envelope"),
           "404": errorResponse("No data for the caller's address"),
           ...lookupErrors,
         },
@@ -229,14 +298,15 @@ export const OPENAPI_DOCUMENT = {
     "/bulk/{ip_list}": {
       get: {
         summary: "Look up several comma-separated addresses",
-        description: "Items keep the request's order; a failed item is `{ip, error}` in place.",
+        description:
+          "Items keep the request's order; a failed item is `{ip, error}` in place. Each address costs one rate-limit unit.",
         parameters: [
           { name: "ip_list", in: "path", required: true, schema: { type: "string" } },
           ...queryParameters,
         ],
-        requestBody: userAgentBody,
+        security,
         responses: {
-          "200": { description: "One item per address", content: formats("BulkEnvelope") },
+          "200": ok("One item per address", "BulkEnvelope"),
           ...lookupErrors,
         },
       },
@@ -245,6 +315,7 @@ export const OPENAPI_DOCUMENT = {
       post: {
         summary: "Look up a list of addresses too long for a URL",
         parameters: queryParameters,
+        security,
         requestBody: {
           required: true,
           content: {
@@ -261,15 +332,19 @@ export const OPENAPI_DOCUMENT = {
           },
         },
         responses: {
-          "200": { description: "One item per address", content: formats("BulkEnvelope") },
+          "200": ok("One item per address", "BulkEnvelope"),
           ...lookupErrors,
+          ...unsupportedBody,
         },
       },
     },
     "/health": {
       get: {
         summary: "Liveness: the process answers (also while the data is loading)",
-        responses: { "200": { description: '{"success":true,"data":{"status":"ok"}}' } },
+        responses: {
+          "200": { description: '{"success":true,"data":{"status":"ok"}}' },
+          ...everyRoute,
+        },
       },
     },
     "/ready": {
@@ -278,7 +353,8 @@ export const OPENAPI_DOCUMENT = {
           "Readiness: the data is loaded and the Deno KV answers; lists the loaded databases with their licences and attribution",
         responses: {
           "200": { description: "Ready, with the loaded databases" },
-          "503": { description: "Not ready; the message says why" },
+          ...everyRoute,
+          "503": errorResponse("Not ready; the message says why"),
         },
       },
     },
@@ -288,7 +364,8 @@ export const OPENAPI_DOCUMENT = {
           "Prometheus metrics (text format 0.0.4); with IPINTEL_METRICS_TOKEN set, only for Authorization: Bearer <token>",
         responses: {
           "200": { description: "Metrics in the Prometheus text format" },
-          "401": { description: "Missing or wrong metrics token" },
+          ...everyRoute,
+          "401": errorResponse("Missing or wrong metrics token"),
         },
       },
     },
@@ -296,15 +373,26 @@ export const OPENAPI_DOCUMENT = {
       get: {
         summary:
           "Each loaded source's data date, age, size, licence; configured sources that are absent",
-        responses: { "200": { description: "Data status" }, "503": { description: "Loading" } },
+        responses: {
+          "200": { description: "Data status" },
+          ...everyRoute,
+          "503": errorResponse("Data is not loaded yet"),
+        },
       },
     },
     "/openapi.json": {
       get: {
         summary: "This document",
-        responses: { "200": { description: "OpenAPI 3.1 document" } },
+        responses: { "200": { description: "OpenAPI 3.1 document" }, ...everyRoute },
       },
     },
   },
-  components: { schemas },
+  components: {
+    schemas,
+    securitySchemes: {
+      apiKeyHeader: { type: "apiKey", in: "header", name: "X-API-Key" },
+      bearer: { type: "http", scheme: "bearer", description: "Authorization: Bearer <key>" },
+      apiKeyQuery: { type: "apiKey", in: "query", name: "apiKey" },
+    },
+  },
 } as const;

@@ -13,7 +13,7 @@ import { type OutputFormat, parseFormat, renderError } from "../format/mod.ts";
 import { STATUS_BY_CODE } from "./status.ts";
 
 /** Every method some route answers (HEAD as GET without the body, OPTIONS for CORS). */
-export const SERVED_METHODS: readonly string[] = ["GET", "HEAD", "POST", "OPTIONS"];
+const SERVED_METHODS: readonly string[] = ["GET", "HEAD", "POST", "OPTIONS"];
 
 // RFC 9110 7.2 Host = uri-host [":" port], narrowed to what a client of this
 // API sends: a DNS name or IPv4 address, or a bracketed IPv6 literal.

@@ -16,12 +16,18 @@ export function parseCidr(text: string): Cidr {
   const slash = text.indexOf("/");
   const ip = parseIp(slash === -1 ? text : text.slice(0, slash));
   const max = ip.version === 4 ? 32 : 128;
-  const prefixText = slash === -1 ? String(max) : text.slice(slash + 1);
-  const prefix = Number(prefixText);
-  if (!/^\d{1,3}$/.test(prefixText) || prefix > max) {
+  const prefix = slash === -1 ? max : parsePrefixLength(text.slice(slash + 1), max);
+  if (prefix === null) {
     throw new Error(`Invalid CIDR "${text}": prefix length must be 0 to ${max}`);
   }
   return { version: ip.version, bytes: ip.bytes, prefix };
+}
+
+/** The prefix length written in `text`: decimal 0 to `max` without leading zeros, else null. */
+export function parsePrefixLength(text: string, max: number): number | null {
+  if (!/^(?:0|[1-9][0-9]{0,2})$/.test(text)) return null;
+  const prefix = Number(text);
+  return prefix <= max ? prefix : null;
 }
 
 /** True when the address lies inside the block (same family only). */

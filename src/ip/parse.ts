@@ -1,5 +1,5 @@
 /**
- * Strict IP address parsing (decisions.md, "Addresses").
+ * Strict IP address parsing (docs/decisions.md, "Addresses").
  *
  * Accepted: IPv4 as a dotted quad of decimal octets without leading zeros, and
  * IPv6 in every RFC 4291 textual form (any case, one `::`, 1–4 hex digits per
@@ -188,7 +188,7 @@ function scanIpv6(text: string, out: Uint8Array): string | null {
 }
 
 /** Dotted-quad text of 4 bytes (`bytes[offset..offset+4)`). */
-export function formatIpv4(bytes: Uint8Array, offset = 0): string {
+function formatIpv4(bytes: Uint8Array, offset = 0): string {
   return `${bytes[offset]}.${bytes[offset + 1]}.${bytes[offset + 2]}.${bytes[offset + 3]}`;
 }
 

@@ -1,6 +1,6 @@
 /**
  * Names of special-purpose address ranges, for the "not found" message
- * (decisions.md, "Addresses": no special casing, but the 404 says which range).
+ * (docs/decisions.md, "Addresses": no special casing, but the 404 says which range).
  *
  * Sources: the IANA IPv4 and IPv6 Special-Purpose Address Registries (RFC 6890
  * and successors) and the IANA IPv6 Address Space registry. Ranges that are

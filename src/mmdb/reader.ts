@@ -5,6 +5,22 @@ import { Reader } from "mmdb-lib";
 import { LruCache } from "../cache/lru.ts";
 import { createTreeWalk } from "./tree.ts";
 
+/** Decoded records cached per database unless told otherwise (IPINTEL_CACHE_SIZE's default). */
+export const DEFAULT_RECORD_CACHE_SIZE = 100_000;
+
+/** A record of a database that does not decode: a server fault, never the caller's. */
+export class CorruptRecordError extends Error {
+  constructor(label: string, offset: number, cause: unknown) {
+    super(
+      `Corrupt record in ${label} at data offset ${offset}: ${
+        cause instanceof Error ? cause.message : String(cause)
+      }`,
+      { cause },
+    );
+    this.name = "CorruptRecordError";
+  }
+}
+
 /** What we use of a database's metadata section. */
 export interface MmdbMetadata {
   databaseType: string;
@@ -19,9 +35,14 @@ export interface MmdbMetadata {
 /** A read-only database. Returned records are shared: callers must not mutate them. */
 export interface MmdbDatabase<T> {
   readonly metadata: MmdbMetadata;
+  /** mmdb-lib's own walk on address text, exactly as the file says (load checks, tests). */
   get(ip: string): T | null;
-  /** The record for network-order address bytes (4 or 16), without parsing text. */
+  /**
+   * The record for network-order address bytes (4 or 16), without parsing text: the
+   * lookup path. 6to4 and Teredo addresses read the IPv4 address they embed (see tree.ts).
+   */
   getBytes(address: Uint8Array): T | null;
+  /** mmdb-lib's own walk, with the prefix length of the network found. */
   getWithPrefixLength(ip: string): [T | null, number];
   /** Hits and misses of the decoded-record cache so far (for metrics). */
   cacheCounts(): { hits: number; misses: number };
@@ -30,14 +51,19 @@ export interface MmdbDatabase<T> {
 /**
  * Opens a database held in memory. Decoded records are cached by their data
  * offset (bounded LRU), so a warm lookup skips decoding entirely.
- * Throws when the bytes are not a valid MaxMind DB.
+ * Throws when the bytes are not a valid MaxMind DB. A record that does not
+ * decode (a corrupt pointer inside it) throws `CorruptRecordError` naming
+ * `label` and the data offset, at each lookup that reaches it.
  */
 export function openMmdb<T>(
   bytes: Uint8Array,
-  options: { cacheSize?: number } = {},
+  options: { cacheSize?: number; label?: string } = {},
 ): MmdbDatabase<T> {
+  const label = options.label ?? "MaxMind DB";
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const cache = new LruCache<string | number, unknown>(options.cacheSize ?? 50_000);
+  const cache = new LruCache<string | number, unknown>(
+    options.cacheSize ?? DEFAULT_RECORD_CACHE_SIZE,
+  );
   // deno-lint-ignore no-explicit-any
   const reader = new Reader<any>(buffer, { cache });
   const m = reader.metadata;
@@ -61,7 +87,12 @@ export function openMmdb<T>(
     get: (ip) => reader.get(ip) as T | null,
     getBytes: (address) => {
       const pointer = walk(address);
-      return pointer === 0 ? null : resolve(pointer);
+      if (pointer === 0) return null;
+      try {
+        return resolve(pointer);
+      } catch (error) {
+        throw new CorruptRecordError(label, pointer - metadata.nodeCount - 16, error);
+      }
     },
     getWithPrefixLength: (ip) => reader.getWithPrefixLength(ip) as [T | null, number],
     cacheCounts: () => ({ hits: cache.hits, misses: cache.misses }),

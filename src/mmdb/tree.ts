@@ -60,14 +60,24 @@ export function createTreeWalk(db: Uint8Array, shape: TreeShape): TreeWalk {
   const v4Table = prefixTable(ipv4Root);
   const v6Table = shape.ipVersion === 6 ? prefixTable(0) : null;
 
-  return (address) => {
-    const table = address.length === 4 ? v4Table : v6Table;
-    if (!table) return 0; // an IPv6 address in an IPv4-only database
-    let node = table[(address[0]! << 8) | address[1]!]!;
-    const bits = address.length * 8;
+  const walk = (table: Uint32Array, address: Uint8Array, from: number, bits: number): number => {
+    let node = table[(address[from]! << 8) | address[from + 1]!]!;
     for (let depth = 16; depth < bits && node < nodeCount; depth++) {
-      node = child(node, (address[depth >> 3]! >> (7 - (depth & 7))) & 1);
+      node = child(node, (address[from + (depth >> 3)]! >> (7 - (depth & 7))) & 1);
     }
     return node > nodeCount ? node : 0;
+  };
+
+  return (address) => {
+    if (address.length === 4) return walk(v4Table, address, 0, 32);
+    // IPv6 transition ranges answer for the IPv4 address they embed, whatever the file
+    // holds there (docs/decisions.md, "IPv6 transition ranges").
+    if (address[0] === 0x20) {
+      if (address[1] === 0x02) return walk(v4Table, address, 2, 32); // 6to4 2002:AABB:CCDD::/48
+      if (address[1] === 0x01 && address[2] === 0 && address[3] === 0) {
+        return walk(v4Table, address, 4, 32); // Teredo 2001:0:SSSS:SSSS:: → the server SSSS:SSSS
+      }
+    }
+    return v6Table ? walk(v6Table, address, 0, 128) : 0; // no IPv6 in an IPv4-only database
   };
 }

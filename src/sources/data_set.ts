@@ -123,6 +123,7 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
       const { db, networks } = verifyMmdb<T>(await readChecked(entry), {
         kind,
         cacheSize: options.cacheSize,
+        label: path,
       });
       installed.push(describe(entry, db.metadata.buildEpoch, entry.count ?? networks));
       return db;
@@ -191,7 +192,16 @@ async function openFeed(
         for (const asn of parseAsnSet(bytes, entry.file)) asns.add(asn);
       } else {
         // Feed trees cache little: a record is just the list's name.
-        trees.push(verifyMmdb<FeedRecord>(bytes, { cacheSize: Math.min(cacheSize ?? 64, 64) }).db);
+        try {
+          trees.push(
+            verifyMmdb<FeedRecord>(bytes, {
+              cacheSize: Math.min(cacheSize ?? 64, 64),
+              label: entry.file,
+            }).db,
+          );
+        } catch (error) {
+          throw new Error(`${entry.file}: ${reason(error)}`);
+        }
       }
     }
     installed.push(describe(entry, null, entry.count ?? null));
@@ -224,7 +234,7 @@ async function openOperatorDatabase<T>(
     throw new Error(`Invalid ${d.variable} "${d.path}": ${reason(error)}`);
   }
   try {
-    const { db, networks } = verifyMmdb<T>(bytes, { kind: d.kind, cacheSize });
+    const { db, networks } = verifyMmdb<T>(bytes, { kind: d.kind, cacheSize, label: d.path });
     const m = db.metadata;
     installed.push({
       name: d.variable,

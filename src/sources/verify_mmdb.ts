@@ -1,8 +1,11 @@
 /**
  * Checks an untrusted MaxMind DB before it is served: the metadata, the
  * search tree (every record of every node points at a node, "empty" or inside
- * the data section), the separator, a sample of decoded records, and that the
- * database is of the expected kind.
+ * the data section), that every record the tree points at is a map (valid
+ * files may hold strings or arrays there; every source we read needs a map),
+ * the separator, a sample of decoded records, and that the database is of the
+ * expected kind. What lies inside a record is checked only for the sample: a
+ * lookup that meets a corrupt pointer later fails that request alone.
  */
 
 import { type MmdbDatabase, openMmdb } from "../mmdb/reader.ts";
@@ -36,15 +39,16 @@ export interface VerifiedMmdb<T> {
 
 /**
  * Opens and checks the bytes; throws an error saying what is wrong.
- * `kind` (when given) must match the metadata's `database_type`.
+ * `kind` (when given) must match the metadata's `database_type`; `label` names
+ * the file in the errors of later lookups.
  */
 export function verifyMmdb<T>(
   bytes: Uint8Array,
-  options: { kind?: DatabaseKind; cacheSize?: number } = {},
+  options: { kind?: DatabaseKind; cacheSize?: number; label?: string } = {},
 ): VerifiedMmdb<T> {
   let db: MmdbDatabase<T>;
   try {
-    db = openMmdb<T>(bytes, { cacheSize: options.cacheSize });
+    db = openMmdb<T>(bytes, { cacheSize: options.cacheSize, label: options.label });
   } catch (error) {
     throw new Error(`Not a valid MaxMind DB: ${(error as Error).message}`);
   }
@@ -63,8 +67,10 @@ export function verifyMmdb<T>(
     if (m.ipVersion === 4 && ip.includes(":")) continue;
     try {
       const record = db.get(ip);
-      if (record !== null && typeof record !== "object") {
-        throw new Error(`expected a map, found ${typeof record}`);
+      if (record !== null && (typeof record !== "object" || Array.isArray(record))) {
+        throw new Error(
+          `expected a map, found ${Array.isArray(record) ? "an array" : typeof record}`,
+        );
       }
     } catch (error) {
       throw new Error(
@@ -73,15 +79,6 @@ export function verifyMmdb<T>(
     }
   }
   return { db, networks };
-}
-
-/** Which kind of database a `database_type` names, if any. */
-export function kindOfDatabaseType(databaseType: string): DatabaseKind | null {
-  // Most specific first: "GeoIP2-ISP" would not match city, but "City-ISP-..." products exist.
-  for (const kind of ["anonymous-ip", "connection-type", "domain", "isp", "asn", "city"] as const) {
-    if (TYPE_PATTERNS[kind].test(databaseType)) return kind;
-  }
-  return null;
 }
 
 /** Walks every node of the tree; returns how many records point at data. */
@@ -98,6 +95,7 @@ function checkTree(bytes: Uint8Array, nodeCount: number, recordSize: number): nu
   }
   let networks = 0;
   const limit = nodeCount + 16 + dataSize;
+  const dataStart = treeSize + 16;
   for (let node = 0; node < nodeCount; node++) {
     const at = node * nodeBytes;
     let left: number, right: number;
@@ -124,10 +122,64 @@ function checkTree(bytes: Uint8Array, nodeCount: number, recordSize: number): nu
           `Invalid MaxMind DB: node ${node} points outside the data section (${record})`,
         );
       }
+      const type = recordType(bytes, dataStart, dataSize, record - nodeCount - 16);
+      if (type !== T_MAP) {
+        throw new Error(
+          `Invalid MaxMind DB: node ${node} points at ${TYPE_NAMES[type] ?? `type ${type}`}, ` +
+            "not a map (every record must be a map)",
+        );
+      }
       networks++;
     }
   }
   return networks;
+}
+
+const T_POINTER = 1;
+const T_MAP = 7;
+const TYPE_NAMES: Record<number, string> = {
+  [T_POINTER]: "a pointer to a pointer",
+  2: "a utf8_string",
+  3: "a double",
+  4: "bytes",
+  5: "a uint16",
+  6: "a uint32",
+  8: "an int32",
+  9: "a uint64",
+  10: "a uint128",
+  11: "an array",
+  12: "a data cache container",
+  13: "an end marker",
+  14: "a boolean",
+  15: "a float",
+  [-1]: "a pointer outside the data section",
+};
+
+/**
+ * The type of the value at `offset` in the data section, reading only its control
+ * byte(s); a pointer there is followed once. -1 when it leads outside the section.
+ */
+function recordType(bytes: Uint8Array, start: number, size: number, offset: number): number {
+  for (let hops = 0;; hops++) {
+    if (offset < 0 || offset >= size) return -1;
+    const control = bytes[start + offset]!;
+    const type = control >> 5;
+    if (type === 0) return offset + 1 < size ? 7 + bytes[start + offset + 1]! : -1;
+    if (type !== T_POINTER) return type;
+    if (hops === 1) return T_POINTER;
+    const at = start + offset + 1;
+    const v = control & 7;
+    const sizeBits = (control >> 3) & 3;
+    if (offset + 1 + sizeBits + 1 > size) return -1;
+    offset = sizeBits === 0
+      ? (v << 8) | bytes[at]!
+      : sizeBits === 1
+      ? ((v << 16) | (bytes[at]! << 8) | bytes[at + 1]!) + 2048
+      : sizeBits === 2
+      ? ((v << 24) | (bytes[at]! << 16) | (bytes[at + 1]! << 8) | bytes[at + 2]!) + 526336
+      : ((bytes[at]! << 24) >>> 0) +
+        ((bytes[at + 1]! << 16) | (bytes[at + 2]! << 8) | bytes[at + 3]!);
+  }
 }
 
 const MARKER = [0xab, 0xcd, 0xef, ...new TextEncoder().encode("MaxMind.com")];

@@ -54,7 +54,7 @@ export interface KeyStore {
 }
 
 /** A fresh random key with the recognisable prefix. */
-export function generateKey(): string {
+function generateKey(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(KEY_BYTES));
   let binary = "";
   for (const byte of bytes) binary += String.fromCharCode(byte);

@@ -1,6 +1,6 @@
 /**
  * User-agent parsing with ua-parser-js 1.x (MIT; 2.x is AGPL and must not be
- * used), mapped to the `UserAgent` shape (decisions.md, "User agent"):
+ * used), mapped to the `UserAgent` shape (docs/decisions.md, "User agent"):
  *
  * - `device.type` is "desktop" when the parser reports no type and the OS is a
  *   desktop OS ({@link DESKTOP_OS_NAMES});
@@ -23,7 +23,7 @@ import type { NameVersion, UserAgent } from "../types.ts";
 export const UA_MAX_LENGTH = 500;
 
 /** Default number of distinct user agents kept by the cache. */
-export const DEFAULT_UA_CACHE_SIZE = 1000;
+export const DEFAULT_UA_CACHE_SIZE = 10_000;
 
 /**
  * OS names (lower case, as ua-parser-js 1.0.41 reports them) that mean a
@@ -92,7 +92,7 @@ export const DESKTOP_OS_NAMES: ReadonlySet<string> = new Set([
 
 /** Options of {@link createUserAgentParser}. */
 export interface UserAgentParserOptions {
-  /** Distinct user agents cached (LRU); 0 disables the cache. Default 1000. */
+  /** Distinct user agents cached (LRU); 0 disables the cache. Default {@link DEFAULT_UA_CACHE_SIZE}. */
   cacheSize?: number;
 }
 

@@ -1,6 +1,6 @@
 /** `deno task data`: builds the default data set into a data directory, idempotently. */
 
-import { MmdbWriter } from "../mmdb/writer.ts";
+import { MmdbWriter } from "../mmdb/writer/writer.ts";
 import { verifyMmdb } from "../sources/verify_mmdb.ts";
 import { parseAsnCsv } from "./asn_csv.ts";
 import { type DefaultSource, provenance } from "./default_sources.ts";
@@ -145,7 +145,7 @@ async function buildFile(
 }
 
 /** Compiles ASN CSV ranges into an MMDB with the GeoLite2-ASN record layout. */
-export function compileAsn(
+function compileAsn(
   csvFiles: Uint8Array[],
   databaseType: string,
   source: DefaultSource,

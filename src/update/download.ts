@@ -34,7 +34,7 @@ export type DownloadResult =
   };
 
 /** An HTTP answer that is not a success; `retry` says whether trying again can help. */
-export class HttpError extends Error {
+class HttpError extends Error {
   constructor(readonly status: number, url: string) {
     super(`HTTP ${status}${statusHint(status)} from ${url}`);
   }

@@ -4,7 +4,7 @@
  * the AS numbers that ASN-based lists give.
  */
 
-import { MmdbWriter } from "../mmdb/writer.ts";
+import { MmdbWriter } from "../mmdb/writer/writer.ts";
 import type { FeedKind } from "../sources/manifest.ts";
 import type { ParsedFeed } from "./feed_parse.ts";
 

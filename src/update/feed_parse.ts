@@ -11,7 +11,7 @@
  * - `aws-json`: AWS `ip-ranges.json`; `google-json`: Google `cloud.json`/`goog.json`.
  */
 
-import { compareWords, parseAddress, parseCidr } from "../mmdb/writer_ip.ts";
+import { compareKeys, parseAddressKey, parseNetworkKeys } from "../mmdb/writer/key.ts";
 import type { SourceFormat } from "../sources/sources_file.ts";
 
 /** What a feed lists, and the date it gives for itself. */
@@ -104,7 +104,7 @@ const SCRATCH_B = new Uint32Array(4);
 
 function checkNetwork(value: string): void {
   try {
-    parseCidr(value, SCRATCH_A, SCRATCH_B);
+    parseNetworkKeys(value, SCRATCH_A, SCRATCH_B);
   } catch (error) {
     throw new Error(`invalid address or network ${show(value)}: ${(error as Error).message}`);
   }
@@ -113,15 +113,15 @@ function checkNetwork(value: string): void {
 function checkRange(first: string, last: string): [string, string] {
   let v4a: boolean, v4b: boolean;
   try {
-    v4a = parseAddress(first, SCRATCH_A);
-    v4b = parseAddress(last, SCRATCH_B);
+    v4a = parseAddressKey(first, SCRATCH_A);
+    v4b = parseAddressKey(last, SCRATCH_B);
   } catch (error) {
     throw new Error(
       `invalid range ${show(`${first},${last}`)}: ${(error as Error).message}`,
     );
   }
   if (v4a !== v4b) throw new Error(`range ${show(`${first},${last}`)} mixes IPv4 and IPv6`);
-  if (compareWords(SCRATCH_A, SCRATCH_B) > 0) {
+  if (compareKeys(SCRATCH_A, SCRATCH_B) > 0) {
     throw new Error(`range ${show(`${first},${last}`)} ends before it starts`);
   }
   return [first, last];

@@ -12,7 +12,7 @@ export interface PinnedPackage {
 export type Progress = (message: string) => void;
 
 /** The tarball address npm itself uses: `<registry>/<name>/-/<basename>-<version>.tgz`. */
-export function tarballUrl(registry: string, pkg: PinnedPackage): string {
+function tarballUrl(registry: string, pkg: PinnedPackage): string {
   const basename = pkg.name.split("/").pop()!;
   return `${registry.replace(/\/+$/, "")}/${pkg.name}/-/${basename}-${pkg.version}.tgz`;
 }

@@ -3,7 +3,7 @@
 import { Buffer } from "node:buffer";
 import { Reader } from "mmdb-lib";
 import ipaddr from "ipaddr.js";
-import { MmdbWriter, type WriterOptions } from "../../src/mmdb/writer.ts";
+import { MmdbWriter, type WriterOptions } from "../../src/mmdb/writer/writer.ts";
 import type { Typed } from "../_mmdblookup.ts";
 
 /** Random bigint in [0, 2^bits). */
@@ -17,6 +17,10 @@ export const MAX_V4 = 0xffffffffn;
 export const MAX_V6 = (1n << 128n) - 1n;
 const ALIAS_LO = 0xffffn << 32n;
 const ALIAS_HI = ALIAS_LO | MAX_V4;
+const TEREDO_LO = 0x20010000n << 96n;
+const TEREDO_HI = TEREDO_LO | ((1n << 96n) - 1n);
+const SIX_TO_FOUR_LO = 0x2002n << 112n;
+const SIX_TO_FOUR_HI = SIX_TO_FOUR_LO | ((1n << 112n) - 1n);
 
 /** IPv4 text of a 32-bit value. */
 export function v4(n: bigint | number): string {
@@ -40,27 +44,42 @@ export function keyOf(ip: string): bigint {
 
 /**
  * Brute-force model of the writer's semantics: later inserts win; the part of an IPv6
- * range inside ::ffff:0:0/96 applies to IPv4 (::/96); lookups there read IPv4.
+ * range inside ::ffff:0:0/96 applies to IPv4 (::/96); the part inside 2001::/32
+ * (Teredo) or 2002::/16 (6to4) is dropped; lookups in those three read IPv4 (the low
+ * 32 bits, bits 32–63, bits 16–47).
  */
 export class Model<T> {
   #segs: { lo: bigint; hi: bigint; value: T }[] = [];
 
   /** Records an insert of [lo, hi] (tree keys). */
   add(lo: bigint, hi: bigint, value: T): void {
-    if (hi < ALIAS_LO || lo > ALIAS_HI) {
-      this.#segs.push({ lo, hi, value });
-      return;
+    const holes: [bigint, bigint, boolean][] = [
+      [ALIAS_LO, ALIAS_HI, true],
+      [TEREDO_LO, TEREDO_HI, false],
+      [SIX_TO_FOUR_LO, SIX_TO_FOUR_HI, false],
+    ];
+    let from = lo;
+    for (const [a, b, mapped] of holes) {
+      if (hi < a || from > b) continue;
+      if (from < a) this.#segs.push({ lo: from, hi: a - 1n, value });
+      if (mapped) {
+        this.#segs.push({ lo: (from < a ? a : from) - a, hi: (hi > b ? b : hi) - a, value });
+      }
+      if (hi <= b) return;
+      from = b + 1n;
     }
-    if (lo < ALIAS_LO) this.#segs.push({ lo, hi: ALIAS_LO - 1n, value });
-    if (hi > ALIAS_HI) this.#segs.push({ lo: ALIAS_HI + 1n, hi, value });
-    const a = lo < ALIAS_LO ? ALIAS_LO : lo;
-    const b = hi > ALIAS_HI ? ALIAS_HI : hi;
-    this.#segs.push({ lo: a - ALIAS_LO, hi: b - ALIAS_LO, value });
+    this.#segs.push({ lo: from, hi, value });
   }
 
   /** Value at tree key `k`, or null. */
   get(k: bigint): T | null {
-    const key = k >= ALIAS_LO && k <= ALIAS_HI ? k - ALIAS_LO : k;
+    const key = k >= ALIAS_LO && k <= ALIAS_HI
+      ? k - ALIAS_LO
+      : k >= TEREDO_LO && k <= TEREDO_HI
+      ? (k >> 64n) & MAX_V4
+      : k >= SIX_TO_FOUR_LO && k <= SIX_TO_FOUR_HI
+      ? (k >> 80n) & MAX_V4
+      : k;
     for (let i = this.#segs.length - 1; i >= 0; i--) {
       const s = this.#segs[i]!;
       if (s.lo <= key && key <= s.hi) return s.value;

@@ -15,7 +15,7 @@ import {
   uint16,
   uint32,
   uint64,
-} from "../../src/mmdb/writer.ts";
+} from "../../src/mmdb/writer/writer.ts";
 import { build, keyOf, MAX_V4, MAX_V6, Model, open, randBig, v4, v6 } from "./_fixtures.ts";
 import {
   MMDBLOOKUP_SKIP_MESSAGE,
@@ -124,7 +124,7 @@ const RECORD: Record<string, MmdbValue> = {
 };
 
 Deno.test({
-  name: "mmdblookup: every data type, via IPv4, IPv6 and ::ffff: addresses",
+  name: "mmdblookup: every data type, via IPv4, IPv6, ::ffff:, 6to4 and Teredo addresses",
   ignore: !available,
   fn: () =>
     withFile(
@@ -137,6 +137,8 @@ Deno.test({
           const [ip, rec, prefix] of [
             ["1.2.3.4", RECORD, 120],
             ["::ffff:1.2.3.255", RECORD, 120],
+            ["2002:102:304::1", RECORD, 40], // 6to4 of 1.2.3.4
+            ["2001:0:102:3ff:8000:f227:bef7:ff7e", RECORD, 56], // Teredo, server 1.2.3.255
             ["2001:db8:1::1", { ...RECORD, v6: true }, 32],
           ] as const
         ) {
@@ -145,7 +147,16 @@ Deno.test({
           assertSame(got.value, expected(rec), ip);
           assert.equal(got.prefix, prefix, ip);
         }
-        for (const ip of ["1.2.4.0", "2001:db9::", "2002:102:304::", "::ffff:1.2.4.0", "::2"]) {
+        for (
+          const ip of [
+            "1.2.4.0",
+            "2001:db9::",
+            "2002:102:400::",
+            "2001:0:102:400::",
+            "::ffff:1.2.4.0",
+            "::2",
+          ]
+        ) {
           assert.equal((await lookup(file, ip)).value, null, ip);
         }
       },
@@ -183,6 +194,7 @@ function randomDb(seed: number, recordSize?: 24 | 28 | 32) {
   for (let i = 0; i < 15; i++) {
     const k = randBig(rand, 32);
     probes.push(v4(k), `::ffff:${v4(k)}`, v6((1n << 125n) | randBig(rand, 125)));
+    probes.push(v6((0x2002n << 112n) | (k << 80n)), v6((0x20010000n << 96n) | (k << 64n) | 1n));
   }
   return { bytes: w.toBytes(), model, probes };
 }

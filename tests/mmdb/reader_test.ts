@@ -6,6 +6,7 @@ import { openMmdb } from "../../src/mmdb/reader.ts";
 import { seededRandom } from "../_random.ts";
 import { DEFAULT_DATA_DIR } from "../_helpers.ts";
 import { build, v4, v6 } from "./_fixtures.ts";
+import { mapRecord, rawMmdb } from "./_raw.ts";
 
 /** Random addresses, plus the edges of every inserted range and their neighbours. */
 function probes(random: () => number, ranges: [bigint, bigint][], family: 4 | 6): string[] {
@@ -76,5 +77,33 @@ Deno.test("getBytes() agrees with get() on the real City and ASN databases", asy
       if (expected) found++;
     }
     assert.ok(found > 1500, `${file}: too few probes hit data (${found})`);
+  }
+});
+
+Deno.test("6to4 and Teredo addresses read the IPv4 address they embed in any file", async () => {
+  const data = mapRecord("one-two-three");
+  const plain = openMmdb<{ name: string }>(
+    rawMmdb({ ipVersion: 6, networks: [{ network: "1.2.3.0/24", offset: 0 }], data }),
+  );
+  const v4only = openMmdb<{ name: string }>(
+    rawMmdb({ ipVersion: 4, networks: [{ network: "1.2.3.0/24", offset: 0 }], data }),
+  );
+  // Neither file aliases the transition ranges: libmaxminddb finds nothing there.
+  for (const db of [plain, v4only]) {
+    assert.equal(db.get("2002:102:304::1"), null);
+    for (const ip of ["1.2.3.4", "::ffff:1.2.3.4", "2002:102:304::1", "2001:0:102:3ff::1"]) {
+      assert.deepEqual(db.getBytes(parseIp(ip).bytes), { name: "one-two-three" }, ip);
+    }
+    for (const ip of ["1.2.4.0", "2002:102:400::", "2001:0:102:400::", "2001:1:102:304::"]) {
+      assert.equal(db.getBytes(parseIp(ip).bytes), null, ip);
+    }
+  }
+  assert.equal(plain.getBytes(parseIp("::1.2.3.4").bytes)?.name, "one-two-three");
+  // The real GeoLite2-City aliases them itself; our walk agrees with mmdb-lib's there.
+  const city = openMmdb(await Deno.readFile(`${DEFAULT_DATA_DIR}/GeoLite2-City.mmdb`));
+  for (
+    const ip of ["2002:808:808::1", "2001:0:4136:e378:8000:63bf:3fff:fdd2", "2002:5102:4501::"]
+  ) {
+    assert.deepEqual(city.getBytes(parseIp(ip).bytes), city.get(ip), ip);
   }
 });

@@ -1,5 +1,6 @@
 /** MaxMind DB writer: files written here are read back with mmdb-lib and an independent decoder. */
 
+import { parseIp } from "../../src/ip/parse.ts";
 import assert from "node:assert/strict";
 import {
   double,
@@ -12,7 +13,7 @@ import {
   uint16,
   uint32,
   uint64,
-} from "../../src/mmdb/writer.ts";
+} from "../../src/mmdb/writer/writer.ts";
 import {
   build,
   keyOf,
@@ -106,10 +107,10 @@ Deno.test("IPv6 edge ranges split into the right prefixes", () => {
     ["2001:db8::ffff", "2001:db8::1:0", true],
     ["2001:db8::1", "2001:db9::", true],
     ["2001:db8::", "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", true],
-    ["1::", "fffe::", true],
+    ["1::", "fffe::", false], // split by the 2001::/32 and 2002::/16 aliases
     ["2001:db8::5", "2001:db8::5", true],
   ];
-  // Prefix lengths are only checked away from ::/96 and its ::ffff:0:0/96 alias.
+  // Prefix lengths are only checked away from ::/96 and the networks aliased to it.
   for (const [a, b, prefixes] of cases) checkRange(keyOf(a), keyOf(b), false, prefixes);
 });
 
@@ -183,10 +184,18 @@ function randomCase(seed: number, recordSize?: 24 | 28 | 32) {
   const r = open(bytes);
   if (recordSize) assert.equal(r.metadata.recordSize, recordSize);
   for (const p of probes) {
-    // Bit 200 marks an IPv4 probe; those are also looked up as ::ffff:a.b.c.d.
+    // Bit 200 marks an IPv4 probe; those are also looked up as ::ffff:a.b.c.d and
+    // through the 6to4 and Teredo forms that embed it.
     const isV4 = p >> 200n === 1n;
     const k = p & MAX_V6;
-    const ips = isV4 ? [v4(k), `::ffff:${v4(k)}`] : [v6(k)];
+    const ips = isV4
+      ? [
+        v4(k),
+        `::ffff:${v4(k)}`,
+        v6((0x2002n << 112n) | (k << 80n) | (k & 0xffffn)),
+        v6((0x20010000n << 96n) | (k << 64n) | 0xabcdn),
+      ]
+      : [v6(k)];
     for (const ip of ips) {
       const [rec, prefix] = r.getWithPrefixLength(ip);
       const expected = model.get(isV4 ? k : keyOf(ip));
@@ -515,7 +524,7 @@ Deno.test("getWithPrefixLength gives the inserted network's prefix length", () =
   assert.deepEqual(r.getWithPrefixLength("::ffff:10.1.2.3"), [{ i: 0 }, 104]);
 });
 
-Deno.test("::ffff:0:0/96 aliases IPv4; IPv6 inserts there map to IPv4; 2002::/16 is not aliased", () => {
+Deno.test("::ffff:0:0/96 aliases IPv4; IPv6 inserts there map to IPv4", () => {
   const r = open(build((w) => {
     w.insertNetwork("::ffff:1.2.3.0/120", "mapped");
     w.insertRange("::fffe:ffff:ffff", "::ffff:0.0.0.5", "crossing");
@@ -528,8 +537,32 @@ Deno.test("::ffff:0:0/96 aliases IPv4; IPv6 inserts there map to IPv4; 2002::/16
   assert.equal(r.get("0.0.0.6"), null);
   assert.equal(r.get("::fffe:ffff:ffff"), "crossing");
   assert.equal(r.get("::fffe:ffff:fffe"), null);
-  assert.equal(r.get("2002:506:708::"), null);
-  assert.equal(r.get("2002:102:304::1"), null);
+});
+
+Deno.test("2002::/16 (6to4) and 2001::/32 (Teredo) read the IPv4 address they embed", () => {
+  const r = open(build((w) => {
+    w.insertNetwork("1.2.3.0/24", "v4");
+    w.insertNetwork("5.6.0.0/16", "other");
+    // A real ASN table lists both under the relays' AS: the alias wins there.
+    w.insertNetwork("2000::/3", "global");
+    w.insertNetwork("2002::/16", "relays");
+    w.insertNetwork("2001::/32", "relays");
+    w.insertNetwork("2002:102:304::/48", "direct");
+  }));
+  // 6to4: bits 16-47 are the IPv4 address; the prefix is 16 + the IPv4 prefix.
+  assert.deepEqual(r.getWithPrefixLength("2002:102:304::1"), ["v4", 40]);
+  assert.deepEqual(r.getWithPrefixLength("2002:102:3ff:ffff::"), ["v4", 40]);
+  assert.deepEqual(r.getWithPrefixLength("2002:506:708::"), ["other", 32]);
+  assert.equal(r.get("2002:909:909::"), null);
+  // Teredo: bits 32-63 are the Teredo server's IPv4 address; the prefix is 32 + its prefix.
+  assert.deepEqual(r.getWithPrefixLength("2001:0:102:304:8000:f227:bef7:ff7e"), ["v4", 56]);
+  assert.deepEqual(r.getWithPrefixLength("2001:0:506:708::"), ["other", 48]);
+  assert.equal(r.get("2001:0:909:909::"), null);
+  // Right outside the aliases the IPv6 insert holds.
+  for (const ip of ["2001:1::", "2000:ffff::", "2003::", "2001:0:0:0:0:0:0:0"]) {
+    assert.equal(r.get(ip), ip === "2001:0:0:0:0:0:0:0" ? null : "global", ip);
+  }
+  assert.equal(r.get("2001::1"), null); // 2001:0:0.0.0.0 embeds 0.0.0.0
 });
 
 Deno.test("empty database is valid and finds nothing", () => {
@@ -645,4 +678,50 @@ Deno.test("invalid input throws an Error naming the input", () => {
   assert.throws(() => new MmdbWriter({ databaseType: "X", buildEpoch: -1 }), /buildEpoch -1/);
   // Nothing above reached the tree.
   assert.equal(open(w.toBytes()).metadata.nodeCount, 1);
+});
+
+Deno.test("the writer accepts exactly the addresses the API accepts (one parser)", () => {
+  const inputs = [
+    "1.2.3.4",
+    "255.255.255.255",
+    "::",
+    "::1.2.3.4",
+    "::ffff:1.2.3.4",
+    "FFFF::",
+    "1:2:3:4:5:6:7::",
+    "1:2:3:4:5:6:1.2.3.4",
+    "0000:0000:0000:0000:0000:0000:0000:0000",
+    "1.2.3.04",
+    "256.0.0.0",
+    "1.2.3.4.",
+    "[::1]",
+    "fe80::1%eth0",
+    "1::2::",
+    "::1:",
+    "1:2:3:4:5:6:7:1.2.3.4",
+    "00000::",
+    "0x1.2.3.4",
+    "١.٢.٣.٤",
+    " 1.2.3.4",
+    "1.2.3.4\n",
+    "a".repeat(50),
+  ];
+  for (const text of inputs) {
+    let apiAccepts = true;
+    try {
+      parseIp(text);
+    } catch {
+      apiAccepts = false;
+    }
+    const w = new MmdbWriter({ databaseType: "Agree" });
+    let writerAccepts = true;
+    try {
+      w.insertNetwork(text, 1);
+      w.insertRange(text, text, 1);
+    } catch (error) {
+      writerAccepts = false;
+      assert.ok((error as Error).message.includes(JSON.stringify(text)), text);
+    }
+    assert.equal(writerAccepts, apiAccepts, JSON.stringify(text));
+  }
 });

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createServices } from "../../src/cli/services.ts";
 import { loadConfig } from "../../src/config.ts";
 import { createApp } from "../../src/http/app.ts";
-import { type MmdbValue, MmdbWriter, uint32 } from "../../src/mmdb/writer.ts";
+import { type MmdbValue, MmdbWriter, uint32 } from "../../src/mmdb/writer/writer.ts";
 import { writeBaseDataDir } from "../update/_feed_server.ts";
 
 // Fixtures in MaxMind's exact record layouts (GeoIP2 ISP, Domain, Connection-Type, Anonymous-IP).

@@ -1,6 +1,6 @@
 /** A local HTTP server for update tests: serves files by path, with ETag and Last-Modified. */
 
-import { MmdbWriter } from "../../src/mmdb/writer.ts";
+import { MmdbWriter } from "../../src/mmdb/writer/writer.ts";
 import { writeManifest } from "../../src/sources/manifest.ts";
 import type { SourceSpec } from "../../src/sources/sources_file.ts";
 import { runUpdate, type UpdateOptions } from "../../src/update/update.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { openMmdb } from "../../src/mmdb/reader.ts";
-import { MmdbWriter, uint16 } from "../../src/mmdb/writer.ts";
+import { MmdbWriter, uint16 } from "../../src/mmdb/writer/writer.ts";
 import type { AsnRecord } from "../../src/sources/records.ts";
 import { buildDefaultData } from "../../src/update/build.ts";
 import type { DefaultSource } from "../../src/update/default_sources.ts";

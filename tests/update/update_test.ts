@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { createLookup } from "../../src/lookup/lookup.ts";
-import { MmdbWriter } from "../../src/mmdb/writer.ts";
+import { MmdbWriter } from "../../src/mmdb/writer/writer.ts";
 import { openDataSet } from "../../src/sources/data_set.ts";
 import { type Manifest, readManifest } from "../../src/sources/manifest.ts";
 import type { SourceSpec } from "../../src/sources/sources_file.ts";

@@ -5,11 +5,18 @@
  * The file always has one IPv6 tree (metadata ip_version 6):
  * - IPv4 a.b.c.d is stored at ::a.b.c.d (::/96), where mmdb-lib and libmaxminddb look
  *   IPv4 up.
- * - ::ffff:0:0/96 (IPv4-mapped) is an alias: its tree record points at the IPv4
- *   subtree, so `::ffff:8.8.8.8` finds the record of 8.8.8.8. Nothing is stored there
- *   itself: the part of an IPv6 insert that falls inside ::ffff:0:0/96 is applied to
- *   the matching IPv4 addresses instead (`::ffff:1.2.3.0/120` ≡ `1.2.3.0/24`).
- *   2002::/16 (6to4) is not aliased.
+ * - Three IPv6 networks are aliases of the IPv4 subtree, as MaxMind's own writer makes
+ *   them (`alias_ipv6_to_ipv4`): their tree record points at the node of ::/96, so a
+ *   lookup there answers for the IPv4 address the IPv6 address embeds
+ *   (docs/decisions.md, "IPv6 transition ranges"):
+ *   - ::ffff:0:0/96 (IPv4-mapped): `::ffff:8.8.8.8` finds 8.8.8.8. The part of an IPv6
+ *     insert that falls inside it is applied to the matching IPv4 addresses instead
+ *     (`::ffff:1.2.3.0/120` ≡ `1.2.3.0/24`).
+ *   - 2002::/16 (6to4): `2002:808:808::1` finds 8.8.8.8 (bits 16–47), prefix 16 + n.
+ *   - 2001::/32 (Teredo): `2001:0:808:808::1` finds 8.8.8.8 (bits 32–63: the Teredo
+ *     server, not the client), prefix 32 + n.
+ *   The part of an IPv6 insert that falls inside 2002::/16 or 2001::/32 is dropped: the
+ *   alias wins there (a real ASN table lists 2002::/16 under the relays' AS).
  *
  * Overlaps: the later insert wins for every address it covers. An insert replaces
  * whatever lies beneath it; a later, smaller insert inside an earlier larger one
@@ -30,22 +37,13 @@ import {
   writeUint32,
   writeUint64,
 } from "./encode.ts";
-import { DataStore } from "./writer_data.ts";
-import type { MmdbValue } from "./writer_value.ts";
-import { compareWords, parseAddress, parseCidr } from "./writer_ip.ts";
-import { SearchTree } from "./writer_tree.ts";
+import { DataStore } from "./data.ts";
+import type { MmdbValue } from "./value.ts";
+import { compareKeys, parseAddressKey, parseNetworkKeys } from "./key.ts";
+import { SearchTree } from "./tree.ts";
 
-export {
-  double,
-  float,
-  int32,
-  TypedValue,
-  uint128,
-  uint16,
-  uint32,
-  uint64,
-} from "./writer_value.ts";
-export type { MmdbValue, TypedKind } from "./writer_value.ts";
+export { double, float, int32, TypedValue, uint128, uint16, uint32, uint64 } from "./value.ts";
+export type { MmdbValue, TypedKind } from "./value.ts";
 
 /** Options for `MmdbWriter`; they end up in the metadata section. */
 export interface WriterOptions {
@@ -67,10 +65,48 @@ const METADATA_MARKER = new Uint8Array([
   0xef,
   ...new TextEncoder().encode("MaxMind.com"),
 ]);
-const ALIAS_START = new Uint32Array([0, 0, 0xffff, 0]);
-const ALIAS_END = new Uint32Array([0, 0, 0xffff, 0xffffffff]);
-const BEFORE_ALIAS = new Uint32Array([0, 0, 0xfffe, 0xffffffff]);
-const AFTER_ALIAS = new Uint32Array([0, 0, 0x10000, 0]);
+
+/** An IPv6 network whose tree record points at the IPv4 subtree. */
+interface Alias {
+  first: Uint32Array;
+  last: Uint32Array;
+  /** The address just before `first` and just after `last`. */
+  before: Uint32Array;
+  after: Uint32Array;
+  prefixLength: number;
+  /** Inserts inside it go to the IPv4 addresses it mirrors (else they are dropped). */
+  mapsInserts: boolean;
+}
+
+const ONES = 0xffffffff;
+
+/** The aliases in address order (the insert splitting relies on it). */
+const ALIASES: readonly Alias[] = [
+  {
+    first: new Uint32Array([0, 0, 0xffff, 0]),
+    last: new Uint32Array([0, 0, 0xffff, ONES]),
+    before: new Uint32Array([0, 0, 0xfffe, ONES]),
+    after: new Uint32Array([0, 0, 0x10000, 0]),
+    prefixLength: 96,
+    mapsInserts: true,
+  },
+  {
+    first: new Uint32Array([0x20010000, 0, 0, 0]),
+    last: new Uint32Array([0x20010000, ONES, ONES, ONES]),
+    before: new Uint32Array([0x2000ffff, ONES, ONES, ONES]),
+    after: new Uint32Array([0x20010001, 0, 0, 0]),
+    prefixLength: 32,
+    mapsInserts: false,
+  },
+  {
+    first: new Uint32Array([0x20020000, 0, 0, 0]),
+    last: new Uint32Array([0x2002ffff, ONES, ONES, ONES]),
+    before: new Uint32Array([0x2001ffff, ONES, ONES, ONES]),
+    after: new Uint32Array([0x20030000, 0, 0, 0]),
+    prefixLength: 16,
+    mapsInserts: false,
+  },
+];
 
 /**
  * The smallest record size (24, 28 or 32 bits) whose records can hold every value the
@@ -136,7 +172,7 @@ export class MmdbWriter {
    */
   insertNetwork(cidr: string, data: MmdbValue): void {
     try {
-      parseCidr(cidr, this.#first, this.#last);
+      parseNetworkKeys(cidr, this.#first, this.#last);
     } catch (e) {
       throw new Error(`MmdbWriter.insertNetwork: invalid network ${show(cidr)}: ${reason(e)}`);
     }
@@ -153,17 +189,17 @@ export class MmdbWriter {
     const where = () => `MmdbWriter.insertRange(${show(first)}, ${show(last)})`;
     let v4a: boolean, v4b: boolean;
     try {
-      v4a = parseAddress(first, this.#first);
+      v4a = parseAddressKey(first, this.#first);
     } catch (e) {
       throw new Error(`${where()}: invalid first address ${show(first)}: ${reason(e)}`);
     }
     try {
-      v4b = parseAddress(last, this.#last);
+      v4b = parseAddressKey(last, this.#last);
     } catch (e) {
       throw new Error(`${where()}: invalid last address ${show(last)}: ${reason(e)}`);
     }
     if (v4a !== v4b) throw new Error(`${where()}: mixes IPv4 and IPv6`);
-    if (compareWords(this.#first, this.#last) > 0) {
+    if (compareKeys(this.#first, this.#last) > 0) {
       throw new Error(`${where()}: first address is after last address`);
     }
     const leaf = this.#leaf(data, () => where().slice("MmdbWriter.".length));
@@ -180,19 +216,24 @@ export class MmdbWriter {
 
   #insert(f: Uint32Array, l: Uint32Array, leaf: number): void {
     const tree = this.#tree;
-    if (compareWords(l, ALIAS_START) < 0 || compareWords(f, ALIAS_END) > 0) {
-      tree.insertRange(f, l, leaf);
-      return;
+    let from = f;
+    for (const alias of ALIASES) {
+      if (compareKeys(l, alias.first) < 0) break;
+      if (compareKeys(from, alias.last) > 0) continue;
+      // [from, l] touches the alias: the part before it goes in as-is, the inside part
+      // goes to the IPv4 space it mirrors (or nowhere), the rest goes round the loop.
+      if (compareKeys(from, alias.first) < 0) tree.insertRange(from, alias.before, leaf);
+      if (alias.mapsInserts) {
+        const lo = this.#lo.fill(0);
+        const hi = this.#hi.fill(0);
+        lo[3] = compareKeys(from, alias.first) < 0 ? 0 : from[3]!;
+        hi[3] = compareKeys(l, alias.last) > 0 ? ONES : l[3]!;
+        tree.insertRange(lo, hi, leaf);
+      }
+      if (compareKeys(l, alias.last) <= 0) return;
+      from = alias.after;
     }
-    // The range touches ::ffff:0:0/96: the outside parts go in as-is, the inside part
-    // goes to the IPv4 space it mirrors.
-    if (compareWords(f, ALIAS_START) < 0) tree.insertRange(f, BEFORE_ALIAS, leaf);
-    if (compareWords(l, ALIAS_END) > 0) tree.insertRange(AFTER_ALIAS, l, leaf);
-    const lo = this.#lo.fill(0);
-    const hi = this.#hi.fill(0);
-    lo[3] = compareWords(f, ALIAS_START) < 0 ? 0 : f[3]!;
-    hi[3] = compareWords(l, ALIAS_END) > 0 ? 0xffffffff : l[3]!;
-    tree.insertRange(lo, hi, leaf);
+    tree.insertRange(from, l, leaf);
   }
 
   /**
@@ -203,7 +244,7 @@ export class MmdbWriter {
   toBytes(): Uint8Array {
     const opts = this.#options;
     const tree = this.#tree;
-    tree.linkAlias(ALIAS_START);
+    for (const alias of ALIASES) tree.linkAlias(alias.first, alias.prefixLength);
     const section = this.#store.section();
     const plan = tree.plan((id) => section.top(id));
     const dataSize = section.w.len;

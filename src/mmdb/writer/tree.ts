@@ -142,11 +142,11 @@ export class SearchTree {
   }
 
   /**
-   * Points the record for `alias`/96 at whatever ::/96 (the IPv4 space) holds: the same
+   * Points the record for `alias`/`prefixLength` at whatever ::/96 (the IPv4 space) holds: the same
    * node when it is a subtree, so both paths share it. Splitting leaves on the way is
    * harmless: it changes no lookup, and `plan` collapses such nodes again.
    */
-  linkAlias(alias: Uint32Array): void {
+  linkAlias(alias: Uint32Array, prefixLength: number): void {
     let target = 0;
     let n = 0;
     for (let d = 0; d < 96; d++) {
@@ -155,8 +155,8 @@ export class SearchTree {
       n = target;
     }
     n = 0;
-    for (let d = 0; d < 95; d++) n = this.#child(n, bit(alias, d));
-    this.rec[2 * n + bit(alias, 95)] = target;
+    for (let d = 0; d < prefixLength - 1; d++) n = this.#child(n, bit(alias, d));
+    this.rec[2 * n + bit(alias, prefixLength - 1)] = target;
   }
 
   /**

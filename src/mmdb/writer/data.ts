@@ -29,7 +29,7 @@ import {
   writeString,
   writeUint,
 } from "./encode.ts";
-import { MAX_U128, MAX_U64, type MmdbValue, TypedValue } from "./writer_value.ts";
+import { MAX_U128, MAX_U64, type MmdbValue, TypedValue } from "./value.ts";
 
 /** Guards against cyclic values (which would otherwise recurse until the stack overflows). */
 const MAX_DEPTH = 256;
