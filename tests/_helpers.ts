@@ -82,7 +82,10 @@ function buildDb(
   return writer.toBytes();
 }
 
-/** Writes a data directory (City + ASN + manifest) into a new temp dir and returns its path. */
+/**
+ * Writes a data directory (City + ASN + manifest) into a new temp dir and returns its
+ * path; the caller removes it.
+ */
 export async function writeFixtureDataDir(): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix: "ipintel-test-" });
   const entries: ManifestEntry[] = [];
@@ -117,9 +120,18 @@ export async function writeFixtureDataDir(): Promise<string> {
 
 let fixture: Promise<DataSet> | null = null;
 
-/** The fixture data set, built once per test process. */
+/**
+ * The fixture data set, built once per test process. The databases are read into
+ * memory when opened, so the temporary directory is removed right after.
+ */
 export function fixtureDataSet(): Promise<DataSet> {
-  fixture ??= writeFixtureDataDir().then((dir) => openDataSet(dir));
+  fixture ??= writeFixtureDataDir().then(async (dir) => {
+    try {
+      return await openDataSet(dir);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
   return fixture;
 }
 

@@ -134,8 +134,11 @@ function orNull(value: unknown): string | null {
 // deno-lint-ignore no-control-regex
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/g;
 
-/** Caps `ua` at {@link UA_MAX_LENGTH} without leaving half a surrogate pair. */
-function capLength(ua: string): string {
+/**
+ * Caps `ua` at {@link UA_MAX_LENGTH} without leaving half a surrogate pair: the part
+ * of a user agent that is parsed, and its cache key.
+ */
+export function capLength(ua: string): string {
   if (ua.length <= UA_MAX_LENGTH) return ua;
   let end = UA_MAX_LENGTH;
   const last = ua.charCodeAt(end - 1);

@@ -209,20 +209,16 @@ for (const { input, reason } of INVALID) {
   });
 }
 
-Deno.test("parseIp rejects a 100 KB input quickly with a short message", () => {
+Deno.test("parseIp rejects a 100 KB input with a short message", () => {
+  // Its cost (a length check before any scan) is measured in bench/ip_parse_bench.ts.
   const huge = "1".repeat(100_000);
-  const t0 = performance.now();
-  let message = "";
-  for (let k = 0; k < 1000; k++) {
-    try {
-      parseIp(huge);
-    } catch (e) {
-      message = (e as Error).message;
-    }
-  }
-  assert.ok(performance.now() - t0 < 500);
-  assert.ok(message.includes("too long"));
-  assert.ok(message.length < 200, message);
+  assert.throws(() => parseIp(huge), (e: unknown) => {
+    assert.ok(e instanceof InvalidIpError);
+    assert.ok(e.message.includes("too long"), e.message);
+    assert.ok(e.message.length < 200, e.message);
+    assert.ok(e.message.includes(`"${"1".repeat(64)}…"`), e.message);
+    return true;
+  });
 });
 
 Deno.test("parseIp rejects non-string input with InvalidIpError", () => {
