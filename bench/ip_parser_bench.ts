@@ -27,3 +27,13 @@ Deno.bench("ipaddr.js", { group: "parse" }, () => {
     ipaddr.process(text).toString();
   }
 });
+
+// A hostile input: the length check runs before any scan (the tests no longer time it).
+const HUGE = "1".repeat(100_000);
+Deno.bench("parseIp: reject a 100 KB string", { group: "hostile" }, () => {
+  try {
+    parseIp(HUGE);
+  } catch {
+    // expected: InvalidIpError
+  }
+});

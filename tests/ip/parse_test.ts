@@ -210,7 +210,7 @@ for (const { input, reason } of INVALID) {
 }
 
 Deno.test("parseIp rejects a 100 KB input with a short message", () => {
-  // Its cost (a length check before any scan) is measured in bench/ip_parse_bench.ts.
+  // Its cost (a length check before any scan) is measured in bench/ip_parser_bench.ts.
   const huge = "1".repeat(100_000);
   assert.throws(() => parseIp(huge), (e: unknown) => {
     assert.ok(e instanceof InvalidIpError);
