@@ -16,7 +16,7 @@ import {
 } from "../errors.ts";
 import { applySelection, type OutputFormat, renderError, renderSuccess } from "../format/mod.ts";
 import { CONTENT_TYPES, type Rendered } from "../format/render.ts";
-import { resultEnvelopeJson } from "../format/result_json.ts";
+import { bulkEnvelopeJson, resultEnvelopeJson } from "../format/result_json.ts";
 import type { Lookup } from "../lookup/lookup.ts";
 import type { DataSet } from "../sources/data_set.ts";
 import type { FailedItem, Json, LookupResult } from "../types.ts";
@@ -261,9 +261,12 @@ export function createApp(deps: AppDeps): Hono<Env> {
       // One data set for the whole list, even if a reload swaps it meanwhile.
       const current = services.current;
       if (!current) throw new DataUnavailableError(LOADING_MESSAGE);
-      const responseArray: Json[] = ips.map((ip) =>
-        applySelection(lookupItem(ip, request, current.lookup), request.selection)
-      );
+      const items = ips.map((ip) => lookupItem(ip, request, current.lookup));
+      if (request.format === "json" && request.selection === null) {
+        // The common case, with its own serialiser (see result_json.ts).
+        return c.body(bulkEnvelopeJson(items), 200, headersFor(c, CONTENT_TYPES.json));
+      }
+      const responseArray: Json[] = items.map((item) => applySelection(item, request.selection));
       return send(c, 200, renderSuccess({ responseArray }, request.format));
     });
   }
