@@ -5,8 +5,7 @@
  * server is ready) and warm (the same request again). Goals: warm ≤ 10 ms,
  * cold ≤ 50 ms.
  *
- * Run: `deno task bench:bulk`. Each mode (the default worker mode and one
- * process) is started BENCH_STARTS times (5); the cold figure is the median
+ * Run: `deno task bench:bulk`. The server is started BENCH_STARTS times (5); the cold figure is the median
  * of those first requests, the warm one the median of BENCH_REPEATS (20)
  * requests per start. Other load on the machine is reported alongside.
  *
@@ -15,7 +14,7 @@
 
 import { Buffer } from "node:buffer";
 import { Reader } from "mmdb-lib";
-import { readManifest } from "../src/update/manifest.ts";
+import { readManifest } from "../src/sources/manifest.ts";
 import { DATA_DIR, envInt, machineLoad, median, startServer } from "./_serve.ts";
 import { randomPublicAddresses } from "./_addresses.ts";
 
@@ -60,12 +59,7 @@ try {
     "| mode | cold (first request), median ms | warm, median ms | warm p90 ms | other load (cores) |",
   );
   console.log("| --- | ---: | ---: | ---: | ---: |");
-  for (
-    const [mode, options] of [["workers (default)", []], ["one process", [
-      "--workers",
-      "1",
-    ]]] as const
-  ) {
+  for (const [mode, options] of [["one process", []]] as const) {
     const cold: number[] = [];
     const warm: number[] = [];
     const { cores } = await machineLoad(async () => {
