@@ -46,6 +46,8 @@ export interface Config {
   connectionTypeDb: string | null;
   anonymousIpDb: string | null;
   domainDb: string | null;
+  /** The lookup page for browsers at `/` (off: `/` answers like `/me` for everyone). */
+  web: boolean;
 }
 
 /** One setting: its environment variable, its flag, default and parser. */
@@ -235,6 +237,14 @@ export const OPTIONS: readonly OptionSpec<keyof Config>[] = [
       () => null,
       nonEmpty,
     )
+  ),
+  option(
+    "web",
+    "IPINTEL_WEB",
+    "web",
+    "Serve the lookup page to browsers at / (true or false; false: / answers like /me)",
+    () => true,
+    boolean,
   ),
 ];
 
@@ -495,4 +505,12 @@ function duration(minSeconds: number) {
     }
     return seconds;
   };
+}
+
+/** A switch: true/false (also 1/0, yes/no, on/off). */
+function boolean(text: string, name: string): boolean {
+  const value = text.trim().toLowerCase();
+  if (["true", "1", "yes", "on"].includes(value)) return true;
+  if (["false", "0", "no", "off"].includes(value)) return false;
+  throw invalid(name, text, "true or false");
 }
