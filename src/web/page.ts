@@ -40,6 +40,7 @@ export function renderPage({ app, style, world, bulkMax }: PageInput): string {
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <meta name="color-scheme" content="light dark">
   <title>ipintel: IP address lookup</title>
+  <link rel="icon" href="data:,">
   <link rel="stylesheet" href="${style}">
   <script type="module" src="${app}"></script>
 </head>

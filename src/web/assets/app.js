@@ -63,8 +63,8 @@ function describeError(error) {
     }
     return `Too many requests: try again later. ${error.message}`;
   }
-  if (error.status === 404) return `No data: ${error.message}`;
-  if (error.status === 400) return `Not accepted: ${error.message}`;
+  // The API's own messages name the input and the reason ("Invalid IP address ...",
+  // "No data for IP address ..."): shown as they are.
   return error.message;
 }
 
@@ -334,7 +334,9 @@ function loadMine() {
     showMine(data);
     if (current === null) showAnswer(data);
   }, (text) => {
-    byId("my-ip").textContent = "Unknown";
+    // "No data for IP address "127.0.0.1": ..." still names the caller's address.
+    const named = /"([^"]+)"/.exec(text);
+    byId("my-ip").textContent = named ? named[1] : "Unknown";
     byId("my-summary").textContent = text;
   });
 }
