@@ -55,6 +55,8 @@ export interface Config {
   logFullIp: boolean;
   /** Seconds a stopping server waits for requests in flight. */
   shutdownTimeout: number;
+  /** The lookup page for browsers at `/` (off: `/` answers like `/me` for everyone). */
+  web: boolean;
 }
 
 /** One setting: its environment variable, its flag, default and parser. */
@@ -290,6 +292,14 @@ export const OPTIONS: readonly OptionSpec<keyof Config>[] = [
     () => 10,
     integerIn(0, 3600),
   ),
+  option(
+    "web",
+    "IPINTEL_WEB",
+    "web",
+    "Serve the lookup page to browsers at / (true or false; false: / answers like /me)",
+    () => true,
+    boolean,
+  ),
 ];
 
 /** A configuration value that is not accepted; the CLI exits with status 2. */
@@ -467,6 +477,7 @@ function token(text: string, name: string): string {
   return value;
 }
 
+/** A switch: true/false (also 1/0, yes/no, on/off). */
 function boolean(text: string, name: string): boolean {
   const value = text.trim().toLowerCase();
   if (["true", "1", "yes", "on"].includes(value)) return true;

@@ -40,6 +40,7 @@ import { STATUS_BY_CODE } from "./status.ts";
 import { registerStatusRoute } from "./status_route.ts";
 import { bearerMatches } from "../ops/bearer.ts";
 import { METRICS_CONTENT_TYPE } from "../ops/metrics.ts";
+import { acceptsHtml, createSite } from "../web/site.ts";
 
 /** The loaded data and lookup; `current` is null while the data is still loading. */
 export interface ServiceSlot {
@@ -48,7 +49,9 @@ export interface ServiceSlot {
 
 export interface AppDeps {
   services: ServiceSlot;
-  config: Pick<Config, "bulkMax" | "trustedProxies" | "forwardedHeader" | "corsOrigins">;
+  config:
+    & Pick<Config, "bulkMax" | "trustedProxies" | "forwardedHeader" | "corsOrigins">
+    & Partial<Pick<Config, "web">>;
   /** Keys and rate limits; without it the API is open (as with IPINTEL_AUTH=off). */
   access?: AccessControl;
   /** Where 5xx details go (with the request, for its id); the client only sees a generic message. */
@@ -194,10 +197,25 @@ export function createApp(deps: AppDeps): Hono<Env> {
     app.get(path, (c) => fail(c, new BadRequestError("Missing IP address: use /ip/{ip}")));
   }
 
-  app.get("/me", (c) => {
+  const me = (c: Context<Env>) => {
     authenticate(c);
     const ip = clientAddress(peerOf(c), c.req.raw.headers);
     return withLookupRequest(c, (request) => one(c, request, ip));
+  };
+  app.get("/me", me);
+
+  // `/`: the lookup page for a browser, /me for everyone else (as ifconfig.co does).
+  const site = config.web === false ? null : createSite({ bulkMax: config.bulkMax });
+  app.get("/", (c) => {
+    c.header("vary", "Accept");
+    if (site && acceptsHtml(c.req.header("accept") ?? null)) {
+      return site.page(c.req.raw);
+    }
+    return me(c);
+  });
+  app.get("/assets/:name", (c) => {
+    const asset = site?.asset(c.req.param("name"), c.req.raw);
+    return asset ?? c.notFound();
   });
 
   app.get("/bulk/:list{[\\s\\S]+}", (c) => {

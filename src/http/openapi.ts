@@ -295,6 +295,31 @@ export const OPENAPI_DOCUMENT = {
         },
       },
     },
+    "/": {
+      get: {
+        summary: "The lookup page for a browser (Accept: text/html), else the same answer as /me",
+        description:
+          "With IPINTEL_WEB=false, or without text/html in Accept, `/` answers exactly like `/me` (keys and limits included). The page itself needs no key; it calls the API with the key the user gives it.",
+        parameters: queryParameters,
+        security,
+        responses: {
+          "200": ok("The lookup page (text/html), or the caller's lookup result", "Envelope"),
+          "404": errorResponse("No data for the caller's address"),
+          ...lookupErrors,
+        },
+      },
+    },
+    "/assets/{name}": {
+      get: {
+        summary: "A static file of the lookup page (content-hashed name, long cache)",
+        parameters: [{ name: "name", in: "path", required: true, schema: { type: "string" } }],
+        responses: {
+          "200": { description: "The file" },
+          ...everyRoute,
+          "404": errorResponse("No such file"),
+        },
+      },
+    },
     "/bulk/{ip_list}": {
       get: {
         summary: "Look up several comma-separated addresses",

@@ -83,6 +83,7 @@ Deno.test("loadConfig reads every variable, and a flag wins over its variable", 
     log: "on",
     logFullIp: true,
     shutdownTimeout: 30,
+    web: true,
   });
   const flagged = loadConfig(env, { port: "9001", "forwarded-header": "x-real-ip" });
   assert.equal(flagged.port, 9001);
