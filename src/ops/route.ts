@@ -16,6 +16,8 @@ export const ROUTES = [
   "/metrics",
   "/status",
   "/openapi.json",
+  "/",
+  "/assets/{name}",
   "unmatched",
 ] as const;
 
@@ -32,6 +34,7 @@ const EXACT = new Map<string, number>([
   ["/metrics", 7],
   ["/status", 8],
   ["/openapi.json", 9],
+  ["/", 10],
 ]);
 const UNMATCHED = ROUTES.length - 1;
 
@@ -51,5 +54,6 @@ export function routeIndex(url: string): number {
   if (end === -1) end = url.length;
   if (end - start > 4 && url.startsWith("/ip/", start)) return 0;
   if (end - start > 6 && url.startsWith("/bulk/", start)) return 3;
+  if (end - start > 8 && url.startsWith("/assets/", start)) return 11;
   return EXACT.get(url.slice(start, end)) ?? UNMATCHED;
 }

@@ -21,7 +21,9 @@ Deno.test("routeIndex gives the route pattern, never the path, query or fragment
     ["http://h/ready?x=1", "/ready"],
     ["http://h/metrics", "/metrics"],
     ["http://h/openapi.json", "/openapi.json"],
-    ["http://h/", "unmatched"],
+    ["http://h/", "/"],
+    ["http://h/assets/app.3f9a.js", "/assets/{name}"],
+    ["http://h/assets/", "unmatched"],
     ["http://h/iphone", "unmatched"],
     ["http://h/favicon.ico", "unmatched"],
   ];
