@@ -71,6 +71,7 @@ Deno.test("loadConfig reads every variable, and a flag wins over its variable", 
     connectionTypeDb: null,
     anonymousIpDb: null,
     domainDb: null,
+    web: true,
   });
   const flagged = loadConfig(env, { port: "9001", "forwarded-header": "x-real-ip" });
   assert.equal(flagged.port, 9001);
