@@ -281,6 +281,34 @@ export const OPENAPI_DOCUMENT = {
         },
       },
     },
+    "/": {
+      get: {
+        summary: "The lookup page for a browser; the caller's own address for anyone else",
+        description:
+          "With `text/html` in Accept (and IPINTEL_WEB not false): the lookup page. Otherwise exactly " +
+          "what `GET /me` answers, with the same keys, limits and query parameters.",
+        parameters: queryParameters,
+        responses: {
+          "200": {
+            description: "The page, or the lookup result of the caller's address",
+            content: { "text/html": { schema: { type: "string" } }, ...formats("Envelope") },
+          },
+          "404": errorResponse("No data for the caller's address"),
+          ...lookupErrors,
+        },
+      },
+    },
+    "/assets/{name}": {
+      get: {
+        summary: "The lookup page's script, style and world map, under content-hashed names",
+        parameters: [{ name: "name", in: "path", required: true, schema: { type: "string" } }],
+        responses: {
+          "200": { description: "The file (cached for a year; gzip when accepted)" },
+          "304": { description: "The If-None-Match ETag is current" },
+          "404": errorResponse("No such file, or the page is off (IPINTEL_WEB=false)"),
+        },
+      },
+    },
     "/me": {
       get: {
         summary: "Look up the caller's own address",
@@ -292,31 +320,6 @@ export const OPENAPI_DOCUMENT = {
           "200": ok("The lookup result", "Envelope"),
           "404": errorResponse("No data for the caller's address"),
           ...lookupErrors,
-        },
-      },
-    },
-    "/": {
-      get: {
-        summary: "The lookup page for a browser (Accept: text/html), else the same answer as /me",
-        description:
-          "With IPINTEL_WEB=false, or without text/html in Accept, `/` answers exactly like `/me` (keys and limits included). The page itself needs no key; it calls the API with the key the user gives it.",
-        parameters: queryParameters,
-        security,
-        responses: {
-          "200": ok("The lookup page (text/html), or the caller's lookup result", "Envelope"),
-          "404": errorResponse("No data for the caller's address"),
-          ...lookupErrors,
-        },
-      },
-    },
-    "/assets/{name}": {
-      get: {
-        summary: "A static file of the lookup page (content-hashed name, long cache)",
-        parameters: [{ name: "name", in: "path", required: true, schema: { type: "string" } }],
-        responses: {
-          "200": { description: "The file" },
-          ...everyRoute,
-          "404": errorResponse("No such file"),
         },
       },
     },

@@ -5,6 +5,7 @@
  */
 
 import assert from "node:assert/strict";
+import { parse as parseCsv } from "csv-parse/sync";
 import type { Page } from "puppeteer-core";
 import {
   chromiumAvailable,
@@ -74,7 +75,7 @@ Deno.test({
   name: "the page looks up a typed address: country, ASN and a marker on the offline map",
   ...options,
   fn: () =>
-    withServer({}, async (server, page) => {
+    withServer({}, async (server, page, dir) => {
       const problems = watchProblems(page);
       // Only this server may be contacted: anything else would fail offline.
       const foreign: string[] = [];
@@ -179,6 +180,28 @@ Deno.test({
         /--data '\{"ips":\["8\.8\.8\.8"/,
       );
 
+      // Download as CSV: the file the browser saves is the API's CSV, one row per address.
+      const downloads = `${dir}/downloads`;
+      const cdp = await page.createCDPSession();
+      await cdp.send("Browser.setDownloadBehavior", { behavior: "allow", downloadPath: downloads });
+      await page.click("#bulk-csv");
+      assert.match(await textWhen(page, "#bulk-status", /Downloaded/), /Downloaded 4 rows/);
+      const file = `${downloads}/ipintel-bulk.csv`;
+      const deadline = Date.now() + 10_000;
+      while (!await Deno.stat(file).then(() => true, () => false)) {
+        assert.ok(Date.now() < deadline, "the CSV was never saved");
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const table = parseCsv(await Deno.readTextFile(file)) as string[][];
+      assert.equal(table.length, 1 + 4, "a header and four rows");
+      assert.equal(table[0]![0], "ip");
+      assert.deepEqual(table.slice(1).map((row) => row[0]), [
+        "8.8.8.8",
+        "1.1.1.1",
+        "2606:4700:4700::1111",
+        "not-an-ip",
+      ]);
+
       // Only the expected "no data" answers: /me from 127.0.0.1 (twice) and the invalid address.
       assert.deepEqual(problems, ["404 /me", "404 /me", "404 /ip/999.1.1.1"]);
       assert.deepEqual(foreign, []);
@@ -209,6 +232,14 @@ Deno.test({
       assert.ok(shift < 0.05, `cumulative layout shift ${shift}`);
       await Deno.mkdir(OUTPUT_DIR, { recursive: true });
       await page.screenshot({ path: `${OUTPUT_DIR}/phone.png`, fullPage: true });
+
+      // The dark scheme follows the system's preference.
+      const background = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+      const light = await background();
+      await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: "dark" }]);
+      const dark = await background();
+      assert.notEqual(dark, light);
+      await page.screenshot({ path: `${OUTPUT_DIR}/phone-dark.png` });
     }),
 });
 
