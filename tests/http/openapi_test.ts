@@ -1,3 +1,4 @@
+import { pythonWith } from "../_python.ts";
 /**
  * The served OpenAPI document against real responses, checked by an independent
  * JSON Schema 2020-12 validator (Python's jsonschema): every field of every answer
@@ -159,7 +160,7 @@ for case in given["cases"]:
         errors.append(case["name"] + ": " + "/".join(map(str, e.absolute_path)) + ": " + e.message[:200])
 json.dump(errors, sys.stdout)
 `;
-  const python = await jsonschemaPython();
+  const python = await pythonWith("from jsonschema import Draft202012Validator");
   if (!python) {
     console.log("SKIPPED: no python3 with jsonschema (apt install python3-jsonschema)");
     return [];
@@ -297,20 +298,3 @@ Deno.test({
     assert.deepEqual(await validate(document, observed), []);
   },
 });
-
-/** A Python with the jsonschema package: the one on PATH, else Debian's. */
-async function jsonschemaPython(): Promise<string | null> {
-  for (const python of ["python3", "/usr/bin/python3"]) {
-    try {
-      const { success } = await new Deno.Command(python, {
-        args: ["-c", "from jsonschema import Draft202012Validator"],
-        stdout: "null",
-        stderr: "null",
-      }).output();
-      if (success) return python;
-    } catch {
-      // not installed
-    }
-  }
-  return null;
-}

@@ -8,6 +8,7 @@ import { DURATION_BUCKETS } from "../../src/ops/metrics.ts";
 import { FIXED_NOW, fixtureLookup, writeFixtureDataDir } from "../_helpers.ts";
 import { openDataSet } from "../../src/sources/data_set.ts";
 import { parsePrometheus, type Sample, sampleValue, testServer } from "./_server.ts";
+import { pythonWith } from "../_python.ts";
 
 const scrape = async (t: Awaited<ReturnType<typeof testServer>>, headers: HeadersInit = {}) => {
   const response = await t.request("/metrics", { headers });
@@ -157,7 +158,7 @@ Deno.test("with IPINTEL_METRICS_TOKEN, /metrics answers only Authorization: Bear
 });
 
 Deno.test("the exposition parses with the Prometheus Python client (independent check)", async () => {
-  const python = await findPrometheusPython();
+  const python = await pythonWith("import prometheus_client.parser");
   if (!python) {
     console.log(
       "SKIPPED: no python3 with prometheus_client (apt install python3-prometheus-client)",
@@ -198,19 +199,3 @@ print(json.dumps(out))
     samples,
   );
 });
-
-async function findPrometheusPython(): Promise<string | null> {
-  for (const python of ["python3", "/usr/bin/python3"]) {
-    try {
-      const { success } = await new Deno.Command(python, {
-        args: ["-c", "import prometheus_client.parser"],
-        stdout: "null",
-        stderr: "null",
-      }).output();
-      if (success) return python;
-    } catch {
-      // not installed
-    }
-  }
-  return null;
-}
