@@ -27,6 +27,28 @@ export interface RunningServer {
 }
 
 /** A port that was free a moment ago. */
+/**
+ * Runs `deno <args>` in the repository, draining its stderr continuously (a
+ * full pipe would block the server) and keeping the last 4,000 characters.
+ */
+export function spawnDeno(args: string[]): { child: Deno.ChildProcess; stderrTail: () => string } {
+  const child = new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  let tail = "";
+  (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of child.stderr) {
+      tail = (tail + decoder.decode(chunk, { stream: true })).slice(-4000);
+    }
+  })().catch(() => {});
+  return { child, stderrTail: () => tail };
+}
+
 export function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const { port } = listener.addr;
@@ -44,20 +66,15 @@ export async function startServer(dir: string, options: string[] = []): Promise<
   const args = ["run", "-A", "main.ts", "serve", "--port", String(port), "--host", "127.0.0.1"];
   const kv = options.includes("--kv") ? [] : ["--kv", `${dir}/bench-${port}.kv`];
   const started = performance.now();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [...args, "--data-dir", DATA_DIR, "--auth", "off", ...kv, ...options],
-    cwd: ROOT,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  let tail = "";
-  (async () => {
-    const decoder = new TextDecoder();
-    for await (const chunk of child.stderr) {
-      tail = (tail + decoder.decode(chunk, { stream: true })).slice(-4000);
-    }
-  })().catch(() => {});
+  const { child, stderrTail } = spawnDeno([
+    ...args,
+    "--data-dir",
+    DATA_DIR,
+    "--auth",
+    "off",
+    ...kv,
+    ...options,
+  ]);
   let exited = false;
   child.status.then(() => exited = true);
   const stop = async () => {
@@ -70,7 +87,7 @@ export async function startServer(dir: string, options: string[] = []): Promise<
   };
   const deadline = started + 120_000;
   while (performance.now() < deadline) {
-    if (exited) throw new Error(`the server exited before answering; stderr:\n${tail}`);
+    if (exited) throw new Error(`the server exited before answering; stderr:\n${stderrTail()}`);
     try {
       const response = await fetch(`http://127.0.0.1:${port}/ip/8.8.8.8`);
       await response.body?.cancel();
@@ -83,7 +100,7 @@ export async function startServer(dir: string, options: string[] = []): Promise<
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
   await stop();
-  throw new Error(`the server did not answer 200 within 120 s; stderr:\n${tail}`);
+  throw new Error(`the server did not answer 200 within 120 s; stderr:\n${stderrTail()}`);
 }
 
 /** Resident memory of a process in MB (VmRSS; worker isolates are threads, so included). */

@@ -36,6 +36,7 @@ import { Buffer } from "node:buffer";
 import { Reader } from "mmdb-lib";
 import { readManifest } from "../src/sources/manifest.ts";
 import { randomPublicAddresses } from "./_addresses.ts";
+import { freePort, spawnDeno } from "./_serve.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const DATA_DIR = Deno.env.get("IPINTEL_DATA_DIR") ?? `${ROOT}data`;
@@ -65,31 +66,9 @@ interface Server {
 
 const servers: Server[] = [];
 
-/** A port that was free a moment ago. */
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr;
-  listener.close();
-  return port;
-}
-
 function start(name: string, args: string[], port: number): Server {
-  const child = new Deno.Command(Deno.execPath(), {
-    args,
-    cwd: ROOT,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  // Drain stderr continuously (a full pipe would block the server), keeping the tail.
-  let tail = "";
-  (async () => {
-    const decoder = new TextDecoder();
-    for await (const chunk of child.stderr) {
-      tail = (tail + decoder.decode(chunk, { stream: true })).slice(-4000);
-    }
-  })().catch(() => {});
-  const server = { name, port, child, stderrTail: () => tail };
+  const { child, stderrTail } = spawnDeno(args);
+  const server = { name, port, child, stderrTail };
   servers.push(server);
   return server;
 }
