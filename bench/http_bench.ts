@@ -1,32 +1,39 @@
 /**
  * HTTP throughput of ipintel's `GET /ip/{ip}` as a share of the ceiling (a
  * bare `Deno.serve` with a fixed ~600-byte JSON body, bench/ceiling_server.ts),
- * without a key (auth off) and with one (auth required, a key whose limit is
- * never reached: every request authenticated and counted).
+ * in several variants, each its own server process:
+ *
+ * - `plain`: auth off, the default configuration (metrics counted, errors-only log);
+ * - `uncounted`: the same with IPINTEL_METRICS=false, to price the counting;
+ * - `keyed`: auth required, a key whose limit is never reached (every request
+ *   authenticated and counted);
+ * - `get`, `xml`, `csv`: `?get=...`, `?format=xml`, `?format=csv` on the plain server.
  *
  * Run: `deno task bench:http` (deno run --allow-all bench/http_bench.ts).
  *
- * Starts both servers as subprocesses on free ports, writes a wrk Lua script
+ * Starts the servers as subprocesses on free ports, writes wrk Lua scripts
  * cycling through 10,000 random public addresses (bench/_addresses.ts, only
- * ones the City database knows), warms both up (checking ipintel answers 200),
- * then brackets: ceiling, ipintel, ceiling, keyed, ceiling, ... Each run is
+ * ones the City database knows), warms each up (checking it answers 200),
+ * then brackets: ceiling, variant, ceiling, variant, ceiling, ... Each run is
  * divided by the mean of the two ceiling runs around it (machine speed drifts
  * within minutes; see the design notes on measuring); the median of those
- * ratios is the figure. Goals: ipintel ≥ 0.6; keyed ≥ 0.9 of ipintel in the
- * same round.
+ * ratios over the rounds is the figure. Ratios between variants (keyed/plain,
+ * plain/uncounted, xml/plain) are taken within a round, then the median.
+ * Latency percentiles (p50, p99) are wrk's, medians over the rounds.
  *
- * Each round also shows the "other load": cores used during each run by
+ * Each run also shows the "other load": cores used during the run by
  * processes other than this bench, wrk and the server under test (from
  * /proc). Runs above 0.2 cores are marked "!": sharing the machine changes
  * the ratio (it tends to flatter ipintel), so such rounds deserve a re-run.
  *
  * Environment (all optional):
  *   BENCH_SECONDS      seconds per measured run (10)
- *   BENCH_ROUNDS       ipintel runs (5); ceiling runs are one more
+ *   BENCH_ROUNDS       rounds (5); each runs every variant once
  *   BENCH_WARMUP       warm-up seconds per server (5)
  *   BENCH_THREADS      wrk threads (1)
  *   BENCH_CONNECTIONS  wrk connections (32)
  *   BENCH_ADDRESSES    distinct addresses cycled (10000)
+ *   BENCH_VARIANTS     comma-separated variants to run (all)
  *   IPINTEL_DATA_DIR   data directory (./data)
  *
  * @module
@@ -55,6 +62,7 @@ const WARMUP = envInt("BENCH_WARMUP", 5);
 const THREADS = envInt("BENCH_THREADS", 1);
 const CONNECTIONS = envInt("BENCH_CONNECTIONS", 32);
 const ADDRESSES = envInt("BENCH_ADDRESSES", 10_000);
+const ONLY = Deno.env.get("BENCH_VARIANTS")?.split(",").filter((v) => v !== "") ?? null;
 
 /** A started server: its port, process and the tail of its stderr. */
 interface Server {
@@ -159,7 +167,18 @@ interface WrkResult {
   non2xx: number;
   socketErrors: string | null;
   statusLine: string | null;
+  /** wrk's latency percentiles, in ms. */
+  p50: number | null;
+  p99: number | null;
   output: string;
+}
+
+/** A wrk latency like "1.23ms", "850.00us" or "1.02s", in ms. */
+function latencyMs(output: string, percentile: string): number | null {
+  const match = new RegExp(`^\\s+${percentile}%\\s+([\\d.]+)(us|ms|s)\\s*$`, "m").exec(output);
+  if (!match) return null;
+  const scale = match[2] === "us" ? 0.001 : match[2] === "s" ? 1000 : 1;
+  return Number(match[1]) * scale;
 }
 
 async function wrk(server: Server, script: string, seconds: number): Promise<WrkResult> {
@@ -171,6 +190,7 @@ async function wrk(server: Server, script: string, seconds: number): Promise<Wrk
       `-t${THREADS}`,
       `-c${CONNECTIONS}`,
       `-d${seconds}s`,
+      "--latency",
       "-s",
       script,
       `http://127.0.0.1:${port}`,
@@ -194,6 +214,8 @@ async function wrk(server: Server, script: string, seconds: number): Promise<Wrk
     non2xx: Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(output)?.[1] ?? 0),
     socketErrors: /Socket errors:.*/.exec(output)?.[0] ?? null,
     statusLine: /^STATUS .*/m.exec(output)?.[0] ?? null,
+    p50: latencyMs(output, "50"),
+    p99: latencyMs(output, "99"),
     output,
   };
 }
@@ -209,6 +231,7 @@ function luaScript(
   addresses: readonly string[],
   countStatuses: boolean,
   headers: Record<string, string> = {},
+  query = "",
 ): string {
   const luaHeaders = Object.entries(headers).map(([k, v]) => `["${k}"]="${v}"`).join(", ");
   const table = addresses.map((ip) => `"${ip}"`).join(",\n");
@@ -234,7 +257,7 @@ end
 function init(args)
   ok, other = 0, 0
   requests = {}
-  for i, ip in ipairs(addresses) do requests[i] = wrk.format("GET", "/ip/" .. ip, {${luaHeaders}}) end
+  for i, ip in ipairs(addresses) do requests[i] = wrk.format("GET", "/ip/" .. ip .. "${query}", {${luaHeaders}}) end
   counter = ((id or 1) - 1) * 1237
 end
 function request()
@@ -252,6 +275,28 @@ function median(values: number[]): number {
 
 const fmt = (n: number) => n.toFixed(0).padStart(8);
 
+/** A measured configuration: the server that answers and the request it gets. */
+interface Variant {
+  label: string;
+  server: Server;
+  /** Headers and query string of each request. */
+  headers?: Record<string, string>;
+  query?: string;
+  what: string;
+}
+
+/** A figure derived within each round: `of` over `over` (variant labels), with its goal. */
+const SHARES: { name: string; of: string; over: string; goal: number | null }[] = [
+  { name: "plain / uncounted (cost of counting)", of: "plain", over: "uncounted", goal: 0.95 },
+  { name: "keyed / plain", of: "keyed", over: "plain", goal: 0.9 },
+  { name: "get / plain", of: "get", over: "plain", goal: null },
+  { name: "xml / plain", of: "xml", over: "plain", goal: 0.5 },
+  { name: "csv / plain", of: "csv", over: "plain", goal: null },
+];
+
+/** Goals for a variant's share of the ceiling. */
+const GOALS: Record<string, number> = { plain: 0.65 };
+
 async function main(): Promise<void> {
   const manifest = await readManifest(DATA_DIR);
   const cityEntry = manifest?.sources.find((s) => s.kind === "city");
@@ -265,16 +310,7 @@ async function main(): Promise<void> {
   // (a billion per minute) is never reached, so every request is authenticated and counted.
   const kv = `${dir}/bench.kv`;
   const key = await createBenchKey(kv);
-  const scripts = {
-    plain: `${dir}/plain.lua`,
-    keyed: `${dir}/keyed.lua`,
-    plainCheck: `${dir}/plain_check.lua`,
-    keyedCheck: `${dir}/keyed_check.lua`,
-  };
-  await Deno.writeTextFile(scripts.plain, luaScript(addresses, false));
-  await Deno.writeTextFile(scripts.plainCheck, luaScript(addresses, true));
-  await Deno.writeTextFile(scripts.keyed, luaScript(addresses, false, { "X-API-Key": key }));
-  await Deno.writeTextFile(scripts.keyedCheck, luaScript(addresses, true, { "X-API-Key": key }));
+  const wanted = (label: string) => ONLY === null || ONLY.includes(label);
 
   try {
     const ceilingPort = freePort();
@@ -292,86 +328,146 @@ async function main(): Promise<void> {
       const args = ["run", "-A", "main.ts", "serve", "--port", String(port), "--host", "127.0.0.1"];
       return start(name, [...args, "--data-dir", DATA_DIR, ...options], port);
     };
-    const plain = serve("ipintel", ["--auth", "off", "--kv", ":memory:"]);
-    const keyed = serve("keyed", ["--auth", "required", "--kv", kv]);
-    await waitFor(ceiling, "/", 30_000);
-    await waitFor(plain, "/ready", 120_000);
-    await waitFor(keyed, "/ready", 120_000);
-
-    /** What is measured: a server and the script that loads it. */
-    const variants = [
-      { label: "ipintel", server: plain, script: scripts.plain, check: scripts.plainCheck },
-      { label: "keyed", server: keyed, script: scripts.keyed, check: scripts.keyedCheck },
+    const open = ["--auth", "off", "--kv", ":memory:"];
+    const plain = serve("plain", open);
+    const all: Variant[] = [
+      { label: "plain", server: plain, what: "GET /ip/{ip}, auth off, defaults" },
+      {
+        label: "uncounted",
+        server: serve("uncounted", [...open, "--metrics", "false"]),
+        what: "the same with IPINTEL_METRICS=false",
+      },
+      {
+        label: "keyed",
+        server: serve("keyed", ["--auth", "required", "--kv", kv]),
+        headers: { "X-API-Key": key },
+        what: "auth required, X-API-Key (limit never reached)",
+      },
+      {
+        label: "get",
+        server: plain,
+        query: "?get=ip,geoLocation.country,geoLocation.city,security",
+        what: "?get=ip,geoLocation.country,geoLocation.city,security",
+      },
+      { label: "xml", server: plain, query: "?format=xml", what: "?format=xml" },
+      { label: "csv", server: plain, query: "?format=csv", what: "?format=csv" },
     ];
+    const variants = all.filter((v) => wanted(v.label));
+    // Servers no wanted variant uses are stopped at once.
+    for (const server of servers.splice(0)) {
+      if (server === ceiling || variants.some((v) => v.server === server)) servers.push(server);
+      else server.child.kill("SIGTERM");
+    }
+    await waitFor(ceiling, "/", 30_000);
+    for (const server of new Set(variants.map((v) => v.server))) {
+      await waitFor(server, "/ready", 120_000);
+    }
+    const scripts = new Map<string, { measure: string; check: string }>();
+    for (const v of variants) {
+      const measure = `${dir}/${v.label}.lua`;
+      const check = `${dir}/${v.label}_check.lua`;
+      await Deno.writeTextFile(measure, luaScript(addresses, false, v.headers, v.query));
+      await Deno.writeTextFile(check, luaScript(addresses, true, v.headers, v.query));
+      scripts.set(v.label, { measure, check });
+    }
+    const ceilingScript = `${dir}/ceiling.lua`;
+    await Deno.writeTextFile(ceilingScript, luaScript(addresses, false));
+    const ceilingCheck = `${dir}/ceiling_check.lua`;
+    await Deno.writeTextFile(ceilingCheck, luaScript(addresses, true));
+
     console.log(
       `wrk -t${THREADS} -c${CONNECTIONS}, ${SECONDS} s per run, ${ROUNDS} rounds, ` +
-        `${addresses.length} addresses (GET /ip/{ip}; keyed: with X-API-Key, limit never reached)`,
+        `${addresses.length} addresses`,
     );
+    for (const v of variants) console.log(`  ${v.label.padEnd(10)} ${v.what}`);
     console.log(`warm-up: ${WARMUP} s each`);
-    for (
-      const { server, script } of [
-        { server: ceiling, script: scripts.plainCheck },
-        ...variants.map((v) => ({ server: v.server, script: v.check })),
-      ]
-    ) {
+    const warmUps = [
+      { name: "ceiling", server: ceiling, script: ceilingCheck },
+      ...variants.map((v) => ({
+        name: v.label,
+        server: v.server,
+        script: scripts.get(v.label)!.check,
+      })),
+    ];
+    for (const { name, server, script } of warmUps) {
       const result = await wrk(server, script, WARMUP);
       console.log(
-        `  ${server.name.padEnd(8)} ${fmt(result.requestsPerSecond)} req/s  ${
-          result.statusLine ?? ""
-        }`,
+        `  ${name.padEnd(10)} ${fmt(result.requestsPerSecond)} req/s  ${result.statusLine ?? ""}`,
       );
       const bad = /other=(\d+)/.exec(result.statusLine ?? "");
       if (!bad || Number(bad[1]) > 0 || result.non2xx > 0) {
-        throw new Error(`${server.name} answered non-200s during warm-up:\n${result.output}`);
+        throw new Error(`${name} answered non-200s during warm-up:\n${result.output}`);
       }
     }
 
     const ratios = new Map(variants.map((v) => [v.label, [] as number[]]));
-    const keyedShare: number[] = [];
+    const p50s = new Map(variants.map((v) => [v.label, [] as number[]]));
+    const p99s = new Map(variants.map((v) => [v.label, [] as number[]]));
+    const shares = new Map(SHARES.map((s) => [s.name, [] as number[]]));
     let non2xx = 0;
     let loaded = false;
     const errors: string[] = [];
-    const run = async (server: Server, script: string) => {
+    const run = async (name: string, server: Server, script: string) => {
       const result = await wrk(server, script, SECONDS);
       if (server !== ceiling) non2xx += result.non2xx;
-      if (result.socketErrors) errors.push(`${server.name}: ${result.socketErrors}`);
-      if (result.non2xx > 0) errors.push(`${server.name}: Non-2xx or 3xx: ${result.non2xx}`);
+      if (result.socketErrors) errors.push(`${name}: ${result.socketErrors}`);
+      if (result.non2xx > 0) errors.push(`${name}: Non-2xx or 3xx: ${result.non2xx}`);
       if (result.otherLoad !== null && result.otherLoad > OTHER_LOAD_LIMIT) loaded = true;
-      return { rps: result.requestsPerSecond, load: result.otherLoad };
+      return result;
     };
     const loadText = (load: number | null) =>
       load === null ? "  n/a" : `${load.toFixed(2)}${load > OTHER_LOAD_LIMIT ? "!" : ""}`;
     console.log(
-      "round  variant    ceiling   variant   ceiling    ratio   other load (cores) c / v / c",
+      "round  variant     ceiling   variant   ceiling   ratio   p50 ms  p99 ms  other load c / v / c",
     );
-    // Every measurement sits between two ceiling runs: c, ipintel, c, keyed, c, ipintel, ...
-    let before = await run(ceiling, scripts.plain);
+    // Every measurement sits between two ceiling runs: c, plain, c, uncounted, c, ...
+    let before = await run("ceiling", ceiling, ceilingScript);
     for (let round = 1; round <= ROUNDS; round++) {
       const roundRatios = new Map<string, number>();
       for (const variant of variants) {
-        const own = await run(variant.server, variant.script);
-        const after = await run(ceiling, scripts.plain);
-        const ratio = own.rps / ((before.rps + after.rps) / 2);
+        const own = await run(variant.label, variant.server, scripts.get(variant.label)!.measure);
+        const after = await run("ceiling", ceiling, ceilingScript);
+        const ratio = own.requestsPerSecond /
+          ((before.requestsPerSecond + after.requestsPerSecond) / 2);
         ratios.get(variant.label)!.push(ratio);
         roundRatios.set(variant.label, ratio);
+        if (own.p50 !== null) p50s.get(variant.label)!.push(own.p50);
+        if (own.p99 !== null) p99s.get(variant.label)!.push(own.p99);
         console.log(
-          `${String(round).padStart(5)}  ${variant.label.padEnd(8)} ${fmt(before.rps)}  ${
-            fmt(own.rps)
-          }  ${fmt(after.rps)}    ${ratio.toFixed(3)}   ${loadText(before.load)} / ${
-            loadText(own.load)
-          } / ${loadText(after.load)}`,
+          `${String(round).padStart(5)}  ${variant.label.padEnd(10)} ${
+            fmt(before.requestsPerSecond)
+          }  ${fmt(own.requestsPerSecond)}  ${fmt(after.requestsPerSecond)}   ${
+            ratio.toFixed(3)
+          }  ${ms(own.p50)}  ${ms(own.p99)}  ${loadText(before.otherLoad)} / ${
+            loadText(own.otherLoad)
+          } / ${loadText(after.otherLoad)}`,
         );
         before = after;
       }
-      keyedShare.push(roundRatios.get("keyed")! / roundRatios.get("ipintel")!);
+      for (const share of SHARES) {
+        const of = roundRatios.get(share.of);
+        const over = roundRatios.get(share.over);
+        if (of !== undefined && over !== undefined) shares.get(share.name)!.push(of / over);
+      }
     }
-    console.log(
-      `median ratio ipintel / ceiling: ${median(ratios.get("ipintel")!).toFixed(3)} (goal ≥ 0.6)`,
-    );
-    console.log(`median ratio keyed / ceiling: ${median(ratios.get("keyed")!).toFixed(3)}`);
-    console.log(
-      `median keyed / unkeyed (same round): ${median(keyedShare).toFixed(3)} (goal ≥ 0.9)`,
-    );
+    console.log("\nvariant     share of ceiling (median)   p50 ms   p99 ms");
+    for (const v of variants) {
+      const goal = GOALS[v.label];
+      console.log(
+        `${v.label.padEnd(10)}  ${median(ratios.get(v.label)!).toFixed(3).padStart(8)}${
+          goal ? ` (goal ≥ ${goal})` : "".padEnd(13)
+        }      ${ms(medianOrNull(p50s.get(v.label)!))}   ${ms(medianOrNull(p99s.get(v.label)!))}`,
+      );
+    }
+    for (const share of SHARES) {
+      const values = shares.get(share.name)!;
+      if (values.length === 0) continue;
+      console.log(
+        `${share.name}: ${median(values).toFixed(3)}${
+          share.goal === null ? "" : ` (goal ≥ ${share.goal})`
+        }`,
+      );
+    }
     console.log(
       `non-2xx responses in measured runs: ${non2xx}` +
         (errors.length ? `\nwrk reported: ${errors.join("; ")}` : ""),
@@ -384,13 +480,21 @@ async function main(): Promise<void> {
     }
     console.log(
       `note: wrk (${THREADS} thread(s)) shares the machine's ${navigator.hardwareConcurrency} ` +
-        "cores with the server it loads; every server is a single Deno process.",
+        "cores with the server it loads.",
     );
     if (non2xx > 0) throw new Error("ipintel answered non-2xx responses during the measurement");
   } finally {
     await stopAll();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
+}
+
+function medianOrNull(values: number[]): number | null {
+  return values.length ? median(values) : null;
+}
+
+function ms(value: number | null): string {
+  return value === null ? "   n/a" : value.toFixed(2).padStart(6);
 }
 
 /** Creates an API key with a limit that is never reached, through the CLI as an operator would. */

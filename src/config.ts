@@ -48,6 +48,8 @@ export interface Config {
   anonymousIpDb: string | null;
   domainDb: string | null;
   /** Bearer token `GET /metrics` requires; null: metrics are open. */
+  /** Count requests and serve `/metrics`. */
+  metrics: boolean;
   metricsToken: string | null;
   /** Access log lines on stdout: every request, only 4xx/5xx, or none. */
   log: "on" | "errors" | "off";
@@ -259,6 +261,14 @@ export const OPTIONS: readonly OptionSpec<keyof Config>[] = [
       () => null,
       nonEmpty,
     )
+  ),
+  option(
+    "metrics",
+    "IPINTEL_METRICS",
+    "metrics",
+    "true: count requests and serve GET /metrics; false: neither (no counting cost at all)",
+    () => true,
+    boolean,
   ),
   option(
     "metricsToken",

@@ -22,6 +22,7 @@ type ServerConfig = Pick<
   | "trustedProxies"
   | "forwardedHeader"
   | "corsOrigins"
+  | "metrics"
   | "metricsToken"
   | "log"
   | "logFullIp"
@@ -77,12 +78,14 @@ export function createServer(options: ServerOptions): Server {
     access: options.access,
     logError,
     ready: createReadiness(options.checks ?? []),
-    metrics: { render: () => metrics.render(), token: config.metricsToken },
+    metrics: config.metrics
+      ? { render: () => metrics.render(), token: config.metricsToken }
+      : undefined,
   });
   const instrumented = instrument(
     withFastLookup(services, config, app.fetch, options.access),
     {
-      metrics,
+      metrics: config.metrics ? metrics : null,
       log: config.log,
       logFullIp: config.logFullIp,
       writeLine: (line) => log.add(line),
@@ -95,7 +98,8 @@ export function createServer(options: ServerOptions): Server {
     metrics,
     install(next) {
       const previous = services.current;
-      services.current = { data: next.data, lookup: metrics.countLookups(next.lookup) };
+      const lookup = config.metrics ? metrics.countLookups(next.lookup) : next.lookup;
+      services.current = { data: next.data, lookup };
       metrics.retireDataSet(previous?.data ?? null);
     },
     inFlight: instrumented.inFlight,

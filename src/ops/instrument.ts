@@ -13,7 +13,8 @@ type Env = { remoteAddr?: Deno.NetAddr } | undefined;
 type Handler<E extends Env> = (request: Request, env: E) => Response | Promise<Response>;
 
 export interface InstrumentOptions {
-  metrics: Metrics;
+  /** Where requests are counted; null: not counted (IPINTEL_METRICS=false). */
+  metrics: Metrics | null;
   log: LogMode;
   /** Log full client addresses (else /24 and /48). */
   logFullIp: boolean;
@@ -29,14 +30,15 @@ export interface Instrumented<E extends Env> {
   inFlight(): number;
   /** Resolves the next time no request is in flight (at once when none is). */
   whenIdle(): Promise<void>;
-  /** The id given to a request (while logging is on or errors-only), for error reports. */
+  /** The id of a request's log line (made on first use; none while the log is off), for error reports. */
   requestIdOf(request: Request): string | undefined;
 }
 
 /**
- * Wraps `handler`. With the log off, a request costs two clock reads and a
- * few array updates; with it on, the response gets `X-Request-Id` and its body
- * is read once to count its bytes (every body ipintel makes is a string).
+ * Wraps `handler`. A request that gets no log line (all with the log off, the
+ * successes in errors-only mode) costs two clock reads and a few array
+ * updates; one that is logged gets `X-Request-Id` and its body is read once to
+ * count its bytes (every body ipintel makes is a string).
  */
 export function instrument<E extends Env>(
   handler: Handler<E>,
@@ -54,7 +56,7 @@ export function instrument<E extends Env>(
       idle = [];
     }
     const seconds = (performance.now() - started) / 1000;
-    metrics.observe(routeIndex(request.url), methodIndex(request.method), status, seconds);
+    metrics?.observe(routeIndex(request.url), methodIndex(request.method), status, seconds);
     return seconds;
   };
 
@@ -90,7 +92,18 @@ export function instrument<E extends Env>(
   }
 
   const requestIds = createRequestIds();
+  // Ids are made when first needed (a log line, an error report), never for a
+  // success that errors-only mode does not log: that keeps the common answer as
+  // cheap as with the log off.
   const ids = new WeakMap<Request, string>();
+  const idOf = (request: Request): string => {
+    let id = ids.get(request);
+    if (id === undefined) {
+      id = requestIds(request.headers);
+      ids.set(request, id);
+    }
+    return id;
+  };
   const client = (env: E, headers: Headers): string => {
     const peer = env?.remoteAddr?.hostname;
     if (!peer) return "unknown";
@@ -106,13 +119,12 @@ export function instrument<E extends Env>(
   const finish = async (
     request: Request,
     env: E,
-    id: string,
     started: number,
     response: Response,
   ): Promise<Response> => {
     const status = response.status;
     const seconds = count(request, started, status);
-    if (log === "errors" && status < 400) return withRequestId(response, id);
+    const id = idOf(request);
     let bytes = 0;
     if (response.body !== null) {
       // Read as text (Deno's fast case for the string bodies ipintel makes),
@@ -132,40 +144,43 @@ export function instrument<E extends Env>(
     }));
     return withRequestId(response, id);
   };
+  /** Whether a response with `status` gets a log line (and so a request id). */
+  const logs = (status: number) => log === "on" || status >= 400;
 
   const logged = (request: Request, env: E): Response | Promise<Response> => {
     const started = performance.now();
     inFlight++;
-    const id = requestIds(request.headers);
-    ids.set(request, id);
+    if (log === "on") idOf(request);
     let result;
     try {
       result = handler(request, env);
     } catch (error) {
-      finish(request, env, id, started, new Response(null, { status: 500 }));
+      finish(request, env, started, new Response(null, { status: 500 }));
       throw error;
     }
     if (result instanceof Promise) {
       return result.then(
-        (response) => finish(request, env, id, started, response),
+        (response) => {
+          if (logs(response.status)) return finish(request, env, started, response);
+          count(request, started, response.status);
+          return response;
+        },
         (error) => {
-          finish(request, env, id, started, new Response(null, { status: 500 }));
+          finish(request, env, started, new Response(null, { status: 500 }));
           throw error;
         },
       );
     }
-    if (log === "errors" && result.status < 400) {
-      count(request, started, result.status);
-      return withRequestId(result, id);
-    }
-    return finish(request, env, id, started, result);
+    if (logs(result.status)) return finish(request, env, started, result);
+    count(request, started, result.status);
+    return result;
   };
 
   return {
     handler: logged,
     inFlight: () => inFlight,
     whenIdle,
-    requestIdOf: (r) => ids.get(r),
+    requestIdOf: idOf,
   };
 }
 

@@ -21,6 +21,7 @@ Deno.test("loadConfig gives the documented defaults with an empty environment", 
   assert.equal(config.kv, null, "ipintel.kv beside the data directory");
   assert.equal(config.auth, "auto");
   assert.deepEqual([config.rateLimit, config.rateWindow, config.anonRateLimit], [1000, 60, 60]);
+  assert.equal(config.metrics, true, "requests counted, /metrics served");
   assert.equal(config.metricsToken, null, "metrics open");
   assert.equal(config.log, "errors", "access log lines for 4xx and 5xx only");
   assert.equal(config.logFullIp, false, "client addresses truncated");
@@ -46,6 +47,7 @@ Deno.test("loadConfig reads every variable, and a flag wins over its variable", 
     IPINTEL_RATE_LIMIT: "0",
     IPINTEL_RATE_WINDOW: "3600",
     IPINTEL_ANON_RATE_LIMIT: "10",
+    IPINTEL_METRICS: "false",
     IPINTEL_METRICS_TOKEN: "s3cret-metrics-token",
     IPINTEL_LOG: "ON",
     IPINTEL_LOG_FULL_IP: "true",
@@ -79,6 +81,7 @@ Deno.test("loadConfig reads every variable, and a flag wins over its variable", 
     connectionTypeDb: null,
     anonymousIpDb: null,
     domainDb: null,
+    metrics: false,
     metricsToken: "s3cret-metrics-token",
     log: "on",
     logFullIp: true,

@@ -17,7 +17,9 @@ export interface TestServer {
 }
 
 export async function testServer(
-  config: Partial<Pick<Config, "log" | "logFullIp" | "metricsToken" | "trustedProxies">> = {},
+  config: Partial<
+    Pick<Config, "log" | "logFullIp" | "metrics" | "metricsToken" | "trustedProxies">
+  > = {},
   options: { access?: AccessControl; checks?: ReadinessCheck[]; loaded?: boolean } = {},
 ): Promise<TestServer> {
   const written: string[] = [];
@@ -28,6 +30,7 @@ export async function testServer(
       trustedProxies: config.trustedProxies ?? [],
       forwardedHeader: "x-forwarded-for",
       corsOrigins: ["*"],
+      metrics: config.metrics ?? true,
       metricsToken: config.metricsToken ?? null,
       log: config.log ?? "on",
       logFullIp: config.logFullIp ?? false,

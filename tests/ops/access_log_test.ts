@@ -126,15 +126,21 @@ Deno.test("X-Request-Id is honoured when sane, replaced when not, and echoed eit
   assert.equal(new Set(ids).size, ids.length, "made ids are unique");
 });
 
-Deno.test("IPINTEL_LOG=errors logs 4xx and 5xx only; off logs nothing and echoes no id", async () => {
+Deno.test("IPINTEL_LOG=errors logs (and names in X-Request-Id) 4xx and 5xx only; off logs nothing", async () => {
   const errors = await testServer({ log: "errors" });
+  const echoed: (string | null)[] = [];
   for (const path of ["/ip/81.2.69.142", "/ip/1.2.3", "/health", "/nope"]) {
-    await (await errors.request(path)).text();
+    const response = await errors.request(path);
+    await response.text();
+    echoed.push(response.headers.get("x-request-id"));
   }
-  assert.deepEqual(errors.lines().map((l) => [JSON.parse(l).route, JSON.parse(l).status]), [
+  const lines = errors.lines().map((l) => JSON.parse(l));
+  assert.deepEqual(lines.map((l) => [l.route, l.status]), [
     ["/ip/{ip}", 404],
     ["unmatched", 404],
   ]);
+  // Only a response with a log line names one.
+  assert.deepEqual(echoed, [null, lines[0].requestId, null, lines[1].requestId]);
   const off = await testServer({ log: "off" });
   const response = await off.request("/ip/1.2.3");
   await response.text();

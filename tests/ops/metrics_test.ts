@@ -157,6 +157,20 @@ Deno.test("with IPINTEL_METRICS_TOKEN, /metrics answers only Authorization: Bear
   assert.equal(requests(samples, "GET", "/metrics", 401), 3);
 });
 
+Deno.test("IPINTEL_METRICS=false: /metrics is not served and requests still answer", async () => {
+  const t = await testServer({ log: "off", metrics: false });
+  const lookup = await t.request("/ip/81.2.69.142");
+  assert.equal(lookup.status, 200);
+  assert.equal((await lookup.json()).data.ip, "81.2.69.142");
+  const metrics = await t.request("/metrics");
+  assert.equal(metrics.status, 404);
+  await metrics.body?.cancel();
+  // The counters were never touched: the render (as a scrape would see it) counts nothing.
+  const samples = parsePrometheus(t.server.metrics.render());
+  assert.equal(sampleValue(samples, "ipintel_lookups_total"), 0);
+  assert.equal(samples.filter((s) => s.name === "ipintel_http_requests_total").length, 0);
+});
+
 Deno.test("the exposition parses with the Prometheus Python client (independent check)", async () => {
   const python = await pythonWith("import prometheus_client.parser");
   if (!python) {
