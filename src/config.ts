@@ -25,6 +25,8 @@ export interface Config {
   cacheSize: number;
   /** `deno`: Deno.serve (fastest; drops GET bodies). `node`: node:http (reads GET bodies). */
   httpServer: "deno" | "node";
+  /** Request-serving isolates on one port (Deno.serve with reusePort); 1: the main one serves. */
+  workers: number;
   /** Deno KV location (file path, `:memory:` or KV Connect URL); null: `ipintel.kv` beside the data directory. */
   kv: string | null;
   /** `auto`: `required` once any API key exists, `off` while none does. */
@@ -47,9 +49,9 @@ export interface Config {
   connectionTypeDb: string | null;
   anonymousIpDb: string | null;
   domainDb: string | null;
-  /** Bearer token `GET /metrics` requires; null: metrics are open. */
   /** Count requests and serve `/metrics`. */
   metrics: boolean;
+  /** Bearer token `GET /metrics` requires; null: metrics are open. */
   metricsToken: string | null;
   /** Access log lines on stdout: every request, only 4xx/5xx, or none. */
   log: "on" | "errors" | "off";
@@ -162,6 +164,14 @@ export const OPTIONS: readonly OptionSpec<keyof Config>[] = [
     "deno (Deno.serve, fastest) or node (node:http, also reads the JSON user-agent body on GET)",
     () => "deno",
     oneOf("deno", "node"),
+  ),
+  option(
+    "workers",
+    "IPINTEL_WORKERS",
+    "workers",
+    "Request-serving workers sharing one port and one copy of the data (Linux; 1 elsewhere and with the node server); default: the number of CPUs",
+    defaultWorkers,
+    integerIn(1, 256),
   ),
   option(
     "kv",
@@ -549,6 +559,11 @@ function httpUrl(text: string, name: string): string {
     throw invalid(name, text, "an http:// or https:// URL such as https://registry.npmjs.org");
   }
   return url;
+}
+
+/** One per CPU where the kernel spreads connections over reusePort sockets (Linux). */
+function defaultWorkers(): number {
+  return Deno.build.os === "linux" ? Math.max(1, navigator.hardwareConcurrency || 1) : 1;
 }
 
 function integerIn(min: number, max: number) {

@@ -2,11 +2,12 @@
 
 import type { Config } from "../config.ts";
 import { type ManifestWatch, watchManifest } from "../sources/manifest_watch.ts";
-import { createServices, type Services, type SharedParts } from "./services.ts";
 
-/** Where a reloaded set goes, and how each attempt is counted (the server's metrics). */
-export interface ReloadTarget {
-  install(next: Services): void;
+/** How a new set is opened, where it goes, and how each attempt is counted (the server's metrics). */
+export interface ReloadTarget<T> {
+  /** Opens and verifies the new set; throws when it is not usable. */
+  load(): Promise<T>;
+  install(next: T): void | Promise<void>;
   recordReload?(result: "success" | "failure"): void;
 }
 
@@ -15,16 +16,15 @@ export interface ReloadTarget {
  * set, then installs it in one step (requests in flight finish on the set
  * they started with). A set that fails is logged and ignored.
  */
-export function startHotReload(
+export function startHotReload<T>(
   config: Config,
-  shared: SharedParts,
-  target: ReloadTarget,
+  target: ReloadTarget<T>,
   log: (line: string) => void = (line) => console.error(line),
   options: { pollMs?: number } = {},
 ): ManifestWatch {
   return watchManifest(config.dataDir, async () => {
     try {
-      target.install(await createServices(config, shared));
+      target.install(await target.load());
       target.recordReload?.("success");
       log(`ipintel: new data loaded from ${config.dataDir}`);
     } catch (error) {

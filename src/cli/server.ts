@@ -11,7 +11,7 @@ import { createClientAddressResolver } from "../http/client_address.ts";
 import { type FetchHandler, withFastLookup } from "../http/fast_lookup.ts";
 import { LineWriter } from "../ops/access_log.ts";
 import { instrument } from "../ops/instrument.ts";
-import { Metrics } from "../ops/metrics.ts";
+import { Metrics, type SharedCounts } from "../ops/metrics.ts";
 import { createReadiness, type ReadinessCheck } from "../ops/readiness.ts";
 import { VERSION } from "./command.ts";
 import type { Services } from "./services.ts";
@@ -39,6 +39,8 @@ export interface ServerOptions {
   logFlushMs?: number;
   /** Where diagnostics go (5xx details, with the request id). */
   writeError?: (text: string) => void;
+  /** Counts shared with the other workers of the server (absent: this isolate's own). */
+  sharedCounts?: SharedCounts;
 }
 
 export interface Server {
@@ -62,7 +64,11 @@ export interface Server {
 export function createServer(options: ServerOptions): Server {
   const { config } = options;
   const services: ServiceSlot = { current: null };
-  const metrics = new Metrics({ dataSet: () => services.current?.data ?? null, version: VERSION });
+  const metrics = new Metrics({
+    dataSet: () => services.current?.data ?? null,
+    version: VERSION,
+    shared: options.sharedCounts,
+  });
   const writeError = options.writeError ?? ((text) => console.error(text));
   const log = new LineWriter(options.writeLog, { flushMs: options.logFlushMs });
   // Filled in below: 5xx details name the request id the access log line has.

@@ -3,7 +3,12 @@
 import type { Config } from "../config.ts";
 import { createEnrichment, type Enrichment } from "../enrich/warm.ts";
 import { createLookup, type Lookup } from "../lookup/lookup.ts";
-import { type DataSet, openDataSet, type OperatorDatabase } from "../sources/data_set.ts";
+import {
+  type DataSet,
+  openDataSet,
+  type OperatorDatabase,
+  type VerifiedFiles,
+} from "../sources/data_set.ts";
 import { readSourcesFile } from "../sources/sources_file.ts";
 import { createUserAgentParser } from "../ua/parse.ts";
 
@@ -18,15 +23,17 @@ export interface SharedParts {
   parseUserAgent: ReturnType<typeof createUserAgentParser>;
 }
 
-/** Opens the data directory and builds the lookup function over it. */
-export async function createServices(config: Config, shared?: SharedParts): Promise<Services> {
+/**
+ * Opens the data directory and builds the lookup function over it; with
+ * `verified`, over the files another isolate read and checked (a worker).
+ */
+export async function createServices(
+  config: Config,
+  shared?: SharedParts,
+  verified?: VerifiedFiles,
+): Promise<Services> {
   const parts = shared ?? createSharedParts();
-  const configured = await readSourcesFile(config.sourcesFile).then((f) => f.sources);
-  const data = await openDataSet(config.dataDir, {
-    cacheSize: config.cacheSize,
-    databases: operatorDatabases(config),
-    configured,
-  });
+  const data = await openServedData(config, { verified });
   const lookup = createLookup({
     data,
     now: () => new Date(),
@@ -34,6 +41,23 @@ export async function createServices(config: Config, shared?: SharedParts): Prom
     enrichment: parts.enrichment,
   });
   return { data, lookup };
+}
+
+/**
+ * The configured data set: the data directory's files and the operator's own
+ * databases. `share` keeps the verified bytes in shared memory for workers.
+ */
+export async function openServedData(
+  config: Config,
+  options: { share?: boolean; verified?: VerifiedFiles } = {},
+): Promise<DataSet> {
+  const configured = await readSourcesFile(config.sourcesFile).then((f) => f.sources);
+  return await openDataSet(config.dataDir, {
+    cacheSize: config.cacheSize,
+    databases: operatorDatabases(config),
+    configured,
+    ...options,
+  });
 }
 
 /** The warmed enrichment and user-agent caches. */

@@ -3,7 +3,7 @@
  * gracefully, a second one says not to wait any longer.
  */
 
-export type StopReason = "SIGTERM" | "SIGINT" | "data failed to load";
+export type StopReason = "SIGTERM" | "SIGINT" | "data failed to load" | "a worker failed";
 
 export class StopRequest {
   /** Resolves with the reason of the first request to stop. */

@@ -64,39 +64,79 @@ export function methodIndex(method: string): number {
   }
 }
 
+/** Status codes counted one by one (100–599); anything else counts as 599. */
+const FIRST_STATUS = 100;
+const STATUS_SLOTS = 500;
+/** Databases whose record caches are counted, in slot order. */
+const CACHE_KINDS = ["city", "asn"] as const;
+
+// Where each counter sits in one isolate's slice of the counts (Float64Array offsets).
+const REQUESTS = 0;
+const BUCKETS = REQUESTS + ROUTES.length * METHODS.length * STATUS_SLOTS;
+const BUCKET_COUNT = DURATION_BUCKETS.length + 1; // the last is +Inf
+const SUMS = BUCKETS + ROUTES.length * BUCKET_COUNT;
+const LOOKUPS = SUMS + ROUTES.length;
+const RATE_LIMITED = LOOKUPS + 1;
+const RELOADS = RATE_LIMITED + 1; // success, failure
+const CACHES = RELOADS + 2; // hits, misses per CACHE_KINDS entry
+/** Counts per isolate (about 0.5 MB). */
+const SLICE_LENGTH = CACHES + CACHE_KINDS.length * 2;
+
+/**
+ * Counts shared by the isolates of one server (the workers and the process
+ * that runs them): each owns one slice and only ever writes its own, so no
+ * count is lost without atomics; a scrape sums every slice.
+ */
+export interface SharedCounts {
+  buffer: SharedArrayBuffer;
+  /** The slice this isolate writes. */
+  slice: number;
+}
+
+/** Room for the counts of `isolates` isolates. */
+export function sharedCountsBuffer(isolates: number): SharedArrayBuffer {
+  return new SharedArrayBuffer(isolates * SLICE_LENGTH * Float64Array.BYTES_PER_ELEMENT);
+}
+
 export class Metrics {
-  /** Request counts by `route × method` cell, then by status. */
-  readonly #requests: Map<number, number>[];
-  /** Per route: one count per bucket (the last is +Inf), then the sum. */
-  readonly #buckets: Float64Array[];
-  readonly #sums: Float64Array;
-  #lookups = 0;
-  #rateLimited = 0;
-  readonly #reloads: Record<ReloadResult, number> = { success: 0, failure: 0 };
-  /** Cache counts of data sets no longer served (a reload swapped them out), by kind. */
-  readonly #retiredCaches = new Map<string, CacheCounts>();
+  /** Every isolate's counts (one slice each); this isolate writes `#own` only. */
+  readonly #all: Float64Array;
+  readonly #own: Float64Array;
+  /** Cache counts of data sets this isolate no longer serves (a reload swapped them out). */
+  readonly #retiredCaches = new Map<string, CacheCounts>(
+    CACHE_KINDS.map((kind) => [kind, { hits: 0, misses: 0 }]),
+  );
   readonly #dataSet: () => DataSet | null;
   readonly #version: string;
 
-  /** @param dataSet the data set being served now (null while loading). */
-  constructor(options: { dataSet: () => DataSet | null; version: string }) {
+  /**
+   * @param dataSet the data set being served now (null while loading).
+   * @param shared counts shared with other isolates (absent: this isolate's own).
+   */
+  constructor(options: { dataSet: () => DataSet | null; version: string; shared?: SharedCounts }) {
     this.#dataSet = options.dataSet;
     this.#version = options.version;
-    this.#requests = Array.from({ length: ROUTES.length * METHODS.length }, () => new Map());
-    this.#buckets = ROUTES.map(() => new Float64Array(DURATION_BUCKETS.length + 1));
-    this.#sums = new Float64Array(ROUTES.length);
+    const shared = options.shared;
+    this.#all = shared ? new Float64Array(shared.buffer) : new Float64Array(SLICE_LENGTH);
+    const slice = shared?.slice ?? 0;
+    if (!Number.isInteger(slice) || slice < 0 || (slice + 1) * SLICE_LENGTH > this.#all.length) {
+      throw new RangeError(`No metrics slice ${slice} in the shared counts`);
+    }
+    this.#own = this.#all.subarray(slice * SLICE_LENGTH, (slice + 1) * SLICE_LENGTH);
   }
 
   /** Counts one answered request: its route (index in ROUTES), method, status and duration. */
   observe(route: number, method: number, status: number, seconds: number): void {
-    const cell = this.#requests[route * METHODS.length + method]!;
-    cell.set(status, (cell.get(status) ?? 0) + 1);
-    const buckets = this.#buckets[route]!;
+    const own = this.#own;
+    const statusSlot = status >= FIRST_STATUS && status < FIRST_STATUS + STATUS_SLOTS
+      ? status - FIRST_STATUS
+      : STATUS_SLOTS - 1;
+    own[REQUESTS + (route * METHODS.length + method) * STATUS_SLOTS + statusSlot]!++;
     let i = 0;
     while (i < DURATION_BUCKETS.length && seconds > DURATION_BUCKETS[i]!) i++;
-    buckets[i]!++;
-    this.#sums[route]! += seconds;
-    if (status === 429) this.#rateLimited++;
+    own[BUCKETS + route * BUCKET_COUNT + i]!++;
+    own[SUMS + route]! += seconds;
+    if (status === 429) own[RATE_LIMITED]!++;
   }
 
   /**
@@ -106,31 +146,58 @@ export class Metrics {
    * first be read from the KV.)
    */
   countLookups(lookup: Lookup): Lookup {
+    const own = this.#own;
     return (ip, request) => {
       const result = lookup(ip, request);
-      this.#lookups++;
+      own[LOOKUPS]!++;
       return result;
     };
   }
 
   /** Called by whatever reloads the data, once per attempt. */
   recordReload(result: ReloadResult): void {
-    this.#reloads[result]++;
+    this.#own[RELOADS + (result === "success" ? 0 : 1)]!++;
   }
 
   /** Keeps the cache counts of a data set that stops being served, so the totals never go down. */
   retireDataSet(data: DataSet | null): void {
     if (!data) return;
     for (const [kind, counts] of cacheCounts(data)) {
-      const retired = this.#retiredCaches.get(kind) ?? { hits: 0, misses: 0 };
+      const retired = this.#retiredCaches.get(kind)!;
       retired.hits += counts.hits;
       retired.misses += counts.misses;
-      this.#retiredCaches.set(kind, retired);
     }
+    this.publishCacheCounts();
+  }
+
+  /**
+   * Writes this isolate's cache counts into its slice (caches count on their
+   * own, outside the slice). A scrape does it for the isolate it lands on;
+   * workers also do it every second, so the others' are at most that old.
+   */
+  publishCacheCounts(): void {
+    const current = new Map(cacheCounts(this.#dataSet()));
+    CACHE_KINDS.forEach((kind, i) => {
+      const retired = this.#retiredCaches.get(kind)!;
+      const now = current.get(kind);
+      this.#own[CACHES + 2 * i] = retired.hits + (now?.hits ?? 0);
+      this.#own[CACHES + 2 * i + 1] = retired.misses + (now?.misses ?? 0);
+    });
+  }
+
+  /** Every isolate's counts added up. */
+  #totals(): Float64Array {
+    this.publishCacheCounts();
+    const totals = new Float64Array(SLICE_LENGTH);
+    for (let start = 0; start < this.#all.length; start += SLICE_LENGTH) {
+      for (let i = 0; i < SLICE_LENGTH; i++) totals[i]! += this.#all[start + i]!;
+    }
+    return totals;
   }
 
   /** The Prometheus text exposition of every metric. */
   render(): string {
+    const totals = this.#totals();
     const out: string[] = [];
     const family = (name: string, type: string, help: string) =>
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
@@ -145,12 +212,14 @@ export class Metrics {
     );
     for (let r = 0; r < ROUTES.length; r++) {
       for (let m = 0; m < METHODS.length; m++) {
-        const cell = this.#requests[r * METHODS.length + m]!;
-        for (const status of [...cell.keys()].sort((a, b) => a - b)) {
+        const cell = REQUESTS + (r * METHODS.length + m) * STATUS_SLOTS;
+        for (let slot = 0; slot < STATUS_SLOTS; slot++) {
+          const count = totals[cell + slot]!;
+          if (count === 0) continue;
           out.push(
-            `ipintel_http_requests_total{method="${METHODS[m]}",route="${
-              ROUTES[r]
-            }",status="${status}"} ${cell.get(status)}`,
+            `ipintel_http_requests_total{method="${METHODS[m]}",route="${ROUTES[r]}",status="${
+              FIRST_STATUS + slot
+            }"} ${count}`,
           );
         }
       }
@@ -162,7 +231,7 @@ export class Metrics {
       "Time from receiving a request to having its response, by route pattern",
     );
     for (let r = 0; r < ROUTES.length; r++) {
-      const buckets = this.#buckets[r]!;
+      const buckets = totals.subarray(BUCKETS + r * BUCKET_COUNT, BUCKETS + (r + 1) * BUCKET_COUNT);
       let count = 0;
       for (let i = 0; i < buckets.length; i++) count += buckets[i]!;
       if (count === 0) continue;
@@ -178,7 +247,7 @@ export class Metrics {
       }
       out.push(
         `ipintel_http_request_duration_seconds_bucket{${route},le="+Inf"} ${count}`,
-        `ipintel_http_request_duration_seconds_sum{${route}} ${this.#sums[r]}`,
+        `ipintel_http_request_duration_seconds_sum{${route}} ${totals[SUMS + r]}`,
         `ipintel_http_request_duration_seconds_count{${route}} ${count}`,
       );
     }
@@ -188,15 +257,15 @@ export class Metrics {
       "counter",
       "Addresses answered with data (each bulk item counts)",
     );
-    out.push(`ipintel_lookups_total ${this.#lookups}`);
+    out.push(`ipintel_lookups_total ${totals[LOOKUPS]}`);
 
     family("ipintel_rate_limited_total", "counter", "Requests refused with 429 (rate limit)");
-    out.push(`ipintel_rate_limited_total ${this.#rateLimited}`);
+    out.push(`ipintel_rate_limited_total ${totals[RATE_LIMITED]}`);
 
     family("ipintel_data_reloads_total", "counter", "Data reload attempts, by result");
-    for (const result of ["success", "failure"] as const) {
-      out.push(`ipintel_data_reloads_total{result="${result}"} ${this.#reloads[result]}`);
-    }
+    (["success", "failure"] as const).forEach((result, i) => {
+      out.push(`ipintel_data_reloads_total{result="${result}"} ${totals[RELOADS + i]}`);
+    });
 
     const data = this.#dataSet();
     family(
@@ -213,26 +282,21 @@ export class Metrics {
       }
     }
 
-    const caches = new Map<string, CacheCounts>();
-    for (const [kind, counts] of this.#retiredCaches) caches.set(kind, { ...counts });
-    for (const [kind, counts] of data ? cacheCounts(data) : []) {
-      const total = caches.get(kind) ?? { hits: 0, misses: 0 };
-      caches.set(kind, { hits: total.hits + counts.hits, misses: total.misses + counts.misses });
-    }
-    for (const what of ["hits", "misses"] as const) {
+    for (const [what, offset] of [["hits", 0], ["misses", 1]] as const) {
       const name = `ipintel_cache_${what}_total`;
       family(name, "counter", `Decoded-record cache ${what}, by database`);
-      for (const [kind, counts] of caches) {
-        out.push(`${name}{cache="${escapeLabel(kind)}"} ${counts[what]}`);
-      }
+      CACHE_KINDS.forEach((kind, i) => {
+        out.push(`${name}{cache="${kind}"} ${totals[CACHES + 2 * i + offset]}`);
+      });
     }
     return out.join("\n") + "\n";
   }
 }
 
 /** The record-cache counts of each database a data set holds. */
-function cacheCounts(data: DataSet): [string, CacheCounts][] {
+function cacheCounts(data: DataSet | null): [string, CacheCounts][] {
   const found: [string, CacheCounts][] = [];
+  if (!data) return found;
   if (data.city) found.push(["city", data.city.cacheCounts()]);
   if (data.asn) found.push(["asn", data.asn.cacheCounts()]);
   return found;

@@ -5,7 +5,7 @@
  */
 
 import { DataUnavailableError } from "../errors.ts";
-import type { MmdbDatabase } from "../mmdb/reader.ts";
+import { type MmdbDatabase, openMmdb } from "../mmdb/reader.ts";
 import { createRiskSource, type FeedMembership, type RiskSource } from "../risk/security.ts";
 import {
   DATABASE_KINDS,
@@ -73,6 +73,19 @@ export interface DataSet {
   readonly manifest: Manifest;
   readonly installed: readonly InstalledSource[];
   readonly absent: readonly AbsentSource[];
+  /** The files as read and verified, in shared memory: only when opened with `share`. */
+  readonly files?: VerifiedFiles;
+}
+
+/**
+ * The files of a data set one isolate read and verified, for others to open
+ * without reading or checking them again: the server's workers get them
+ * (structured clone shares the memory), so one copy serves every core.
+ */
+export interface VerifiedFiles {
+  manifest: Manifest;
+  /** By path: the bytes (in a SharedArrayBuffer) and the networks a database's tree holds. */
+  files: Map<string, { bytes: Uint8Array; networks: number | null }>;
 }
 
 export interface OpenOptions {
@@ -81,6 +94,10 @@ export interface OpenOptions {
   databases?: readonly OperatorDatabase[];
   /** The sources file's entries, to report the ones not installed. */
   configured?: readonly SourceSpec[];
+  /** Read the files into shared memory and keep them as the set's `files`. */
+  share?: boolean;
+  /** Files another isolate verified: used as they are, with their manifest (see VerifiedFiles). */
+  verified?: VerifiedFiles;
 }
 
 /**
@@ -89,22 +106,51 @@ export interface OpenOptions {
  */
 export async function openDataSet(dataDir: string, options: OpenOptions = {}): Promise<DataSet> {
   const operator = options.databases ?? [];
-  const manifest = await readManifest(dataDir) ??
+  const verified = options.verified;
+  const manifest = verified?.manifest ?? await readManifest(dataDir) ??
     (operator.length ? { sources: [] } : null);
   if (!manifest) {
     throw new DataUnavailableError(
       `No data in ${dataDir}: manifest.json is missing (run "deno task data")`,
     );
   }
+  const shared: VerifiedFiles | undefined = options.share
+    ? { manifest, files: new Map() }
+    : undefined;
+  /** A file's bytes: handed over verified, or read (and hash-checked when the manifest has one). */
+  const readFile = async (path: string, sha256?: string): Promise<Uint8Array> => {
+    const given = verified?.files.get(path);
+    if (given) return given.bytes;
+    const bytes = await Deno.readFile(path);
+    if (sha256 && (await sha256Hex(bytes)) !== sha256) {
+      throw new Error(`${path} does not match the sha256 in manifest.json`);
+    }
+    if (!shared) return bytes;
+    const copy = new Uint8Array(new SharedArrayBuffer(bytes.length));
+    copy.set(bytes);
+    return copy;
+  };
+  /** Opens a database, checking its structure unless another isolate already did. */
+  const openChecked = <T>(
+    path: string,
+    bytes: Uint8Array,
+    options: { kind?: DatabaseKind; cacheSize?: number },
+  ): { db: MmdbDatabase<T>; networks: number | null } => {
+    const given = verified?.files.get(path);
+    const opened = given
+      ? { db: openMmdb<T>(bytes, { cacheSize: options.cacheSize, label: path }), ...given }
+      : verifyMmdb<T>(bytes, { ...options, label: path });
+    shared?.files.set(path, { bytes, networks: opened.networks });
+    return opened;
+  };
   const files = new Map<string, Promise<Uint8Array>>();
   const readChecked = (entry: ManifestEntry): Promise<Uint8Array> => {
     let bytes = files.get(entry.file);
     if (!bytes) {
       const path = `${dataDir}/${entry.file}`;
-      bytes = Deno.readFile(path).then(async (b) => {
-        if (entry.sha256 && (await sha256Hex(b)) !== entry.sha256) {
-          throw new Error(`${path} does not match the sha256 in manifest.json`);
-        }
+      bytes = readFile(path, entry.sha256).then((b) => {
+        // JSON lists are not databases: kept here, parsed again by whoever opens them.
+        if (entry.file.endsWith(".json")) shared?.files.set(path, { bytes: b, networks: null });
         return b;
       });
       files.set(entry.file, bytes);
@@ -115,15 +161,16 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
 
   const openKind = async <T>(kind: DatabaseKind): Promise<MmdbDatabase<T> | null> => {
     const mine = operator.find((d) => d.kind === kind);
-    if (mine) return openOperatorDatabase<T>(mine, options.cacheSize, installed);
+    if (mine) {
+      return openOperatorDatabase<T>(mine, options.cacheSize, installed, readFile, openChecked);
+    }
     const entry = manifest.sources.find((e) => e.kind === kind);
     if (!entry) return null;
     const path = `${dataDir}/${entry.file}`;
     try {
-      const { db, networks } = verifyMmdb<T>(await readChecked(entry), {
+      const { db, networks } = openChecked<T>(path, await readChecked(entry), {
         kind,
         cacheSize: options.cacheSize,
-        label: path,
       });
       installed.push(describe(entry, db.metadata.buildEpoch, entry.count ?? networks));
       return db;
@@ -146,7 +193,16 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
     const entries = manifest.sources.filter((e) => e.kind === kind);
     try {
       feeds[kind] = entries.length
-        ? await openFeed(entries, readChecked, options.cacheSize, installed)
+        ? await openFeed(
+          entries,
+          readChecked,
+          (entry, bytes) =>
+            openChecked<FeedRecord>(`${dataDir}/${entry.file}`, bytes, {
+              // Feed trees cache little: a record is just the list's name.
+              cacheSize: Math.min(options.cacheSize ?? 64, 64),
+            }).db,
+          installed,
+        )
         : null;
     } catch (error) {
       throw new DataUnavailableError(
@@ -171,14 +227,26 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
       reason: manifest.failures?.[s.name]?.reason ??
         'Not downloaded yet: run "deno task ipintel data update"',
     }));
-  return { city, asn, isp, connectionType, domain, anonymousIp, risk, manifest, installed, absent };
+  return {
+    city,
+    asn,
+    isp,
+    connectionType,
+    domain,
+    anonymousIp,
+    risk,
+    manifest,
+    installed,
+    absent,
+    files: shared,
+  };
 }
 
 /** One feed kind: the union of its compiled trees and AS-number lists. */
 async function openFeed(
   entries: ManifestEntry[],
   read: (entry: ManifestEntry) => Promise<Uint8Array>,
-  cacheSize: number | undefined,
+  open: (entry: ManifestEntry, bytes: Uint8Array) => MmdbDatabase<FeedRecord>,
   installed: InstalledSource[],
 ): Promise<FeedMembership> {
   const trees: MmdbDatabase<FeedRecord>[] = [];
@@ -191,14 +259,8 @@ async function openFeed(
       if (entry.file.endsWith(".json")) {
         for (const asn of parseAsnSet(bytes, entry.file)) asns.add(asn);
       } else {
-        // Feed trees cache little: a record is just the list's name.
         try {
-          trees.push(
-            verifyMmdb<FeedRecord>(bytes, {
-              cacheSize: Math.min(cacheSize ?? 64, 64),
-              label: entry.file,
-            }).db,
-          );
+          trees.push(open(entry, bytes));
         } catch (error) {
           throw new Error(`${entry.file}: ${reason(error)}`);
         }
@@ -226,15 +288,21 @@ async function openOperatorDatabase<T>(
   d: OperatorDatabase,
   cacheSize: number | undefined,
   installed: InstalledSource[],
+  readFile: (path: string) => Promise<Uint8Array>,
+  openChecked: <R>(
+    path: string,
+    bytes: Uint8Array,
+    options: { kind?: DatabaseKind; cacheSize?: number },
+  ) => { db: MmdbDatabase<R>; networks: number | null },
 ): Promise<MmdbDatabase<T>> {
   let bytes: Uint8Array;
   try {
-    bytes = await Deno.readFile(d.path);
+    bytes = await readFile(d.path);
   } catch (error) {
     throw new Error(`Invalid ${d.variable} "${d.path}": ${reason(error)}`);
   }
   try {
-    const { db, networks } = verifyMmdb<T>(bytes, { kind: d.kind, cacheSize, label: d.path });
+    const { db, networks } = openChecked<T>(d.path, bytes, { kind: d.kind, cacheSize });
     const m = db.metadata;
     installed.push({
       name: d.variable,

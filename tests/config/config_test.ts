@@ -18,6 +18,11 @@ Deno.test("loadConfig gives the documented defaults with an empty environment", 
   assert.equal(config.registry, "https://registry.npmjs.org");
   assert.equal(config.cacheSize, 100_000);
   assert.equal(config.httpServer, "deno");
+  assert.equal(
+    config.workers,
+    Deno.build.os === "linux" ? navigator.hardwareConcurrency : 1,
+    "one worker per CPU on Linux",
+  );
   assert.equal(config.kv, null, "ipintel.kv beside the data directory");
   assert.equal(config.auth, "auto");
   assert.deepEqual([config.rateLimit, config.rateWindow, config.anonRateLimit], [1000, 60, 60]);
@@ -42,6 +47,7 @@ Deno.test("loadConfig reads every variable, and a flag wins over its variable", 
     IPINTEL_NPM_REGISTRY: "https://npm.example/",
     IPINTEL_CACHE_SIZE: "10",
     IPINTEL_HTTP_SERVER: "NODE",
+    IPINTEL_WORKERS: "3",
     IPINTEL_KV: ":memory:",
     IPINTEL_AUTH: "Optional",
     IPINTEL_RATE_LIMIT: "0",
@@ -65,6 +71,7 @@ Deno.test("loadConfig reads every variable, and a flag wins over its variable", 
     registry: "https://npm.example",
     cacheSize: 10,
     httpServer: "node",
+    workers: 3,
     kv: ":memory:",
     auth: "optional",
     rateLimit: 0,
@@ -134,6 +141,10 @@ const INVALID: { env?: Record<string, string>; flags?: Record<string, string>; m
       env: { IPINTEL_FORWARDED_HEADER: "x-client-ip" },
       message:
         /IPINTEL_FORWARDED_HEADER "x-client-ip": expected one of x-forwarded-for, forwarded, x-real-ip/,
+    },
+    {
+      env: { IPINTEL_WORKERS: "0" },
+      message: /^Invalid IPINTEL_WORKERS "0": expected an integer from 1 to 256$/,
     },
     {
       env: { IPINTEL_HTTP_SERVER: "bun" },

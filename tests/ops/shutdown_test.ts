@@ -68,14 +68,21 @@ async function readAll(conn: Deno.Conn): Promise<string> {
   );
 }
 
-for (const httpServer of ["deno", "node"] as const) {
-  Deno.test(`SIGTERM with a request in flight: it is answered, then exit 0 (${httpServer} server)`, async () => {
+const MODES = [
+  { httpServer: "deno", workers: 1 },
+  { httpServer: "deno", workers: 2 },
+  { httpServer: "node", workers: 1 },
+] as const;
+
+for (const { httpServer, workers } of MODES) {
+  Deno.test(`SIGTERM with a request in flight: it is answered, then exit 0 (${httpServer} server, ${workers} worker(s))`, async () => {
     const dataDir = await writeFixtureDataDir();
     const kvPath = `${dataDir}/test.kv`;
     const server = await startServe({
       IPINTEL_DATA_DIR: dataDir,
       IPINTEL_KV: kvPath,
       IPINTEL_HTTP_SERVER: httpServer,
+      IPINTEL_WORKERS: String(workers),
       IPINTEL_AUTH: "optional",
       IPINTEL_ANON_RATE_LIMIT: "1000",
       IPINTEL_SHUTDOWN_TIMEOUT: "20",

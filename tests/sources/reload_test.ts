@@ -37,8 +37,10 @@ Deno.test("a running server swaps in new data within 5 s, with no failed or mixe
   const log: string[] = [];
   const watch = startHotReload(
     config,
-    shared,
-    { install: (next) => services.current = next },
+    {
+      load: () => createServices(config, shared),
+      install: (next) => void (services.current = next),
+    },
     (line) => log.push(line),
   );
   try {
@@ -95,8 +97,10 @@ Deno.test("a new data set that fails validation is not swapped in, and the reaso
   const log: string[] = [];
   const watch = startHotReload(
     config,
-    shared,
-    { install: (next) => services.current = next },
+    {
+      load: () => createServices(config, shared),
+      install: (next) => void (services.current = next),
+    },
     (line) => log.push(line),
     {
       pollMs: 200,

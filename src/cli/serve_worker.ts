@@ -1,0 +1,77 @@
+/**
+ * A request-serving worker of `ipintel serve` (IPINTEL_WORKERS > 1): one
+ * serving instance on the shared port, over the data the main isolate read,
+ * verified and shares with every worker. Its own KV connection makes it one
+ * more instance on the KV, so keys and limits hold across workers as across
+ * machines.
+ */
+
+/// <reference lib="deno.worker" />
+
+import { startInstance } from "./instance.ts";
+import { createServices, createSharedParts } from "./services.ts";
+import type { FromWorker, ToWorker } from "./worker_protocol.ts";
+
+/** How often the record caches' counts reach the shared metrics (a scrape may land elsewhere). */
+const PUBLISH_CACHE_COUNTS_MS = 1000;
+
+const post = (message: FromWorker) => self.postMessage(message);
+const { promise: hurried, resolve: hurry } = Promise.withResolvers<void>();
+let started: Promise<Awaited<ReturnType<typeof start>>> | null = null;
+/** Data sets are installed one after another, in the order they came. */
+let installing = Promise.resolve();
+
+self.onmessage = (event: MessageEvent<ToWorker>) => {
+  const message = event.data;
+  switch (message.type) {
+    case "start":
+      started = start(message);
+      break;
+    case "data":
+      installing = installing.then(async () => {
+        const { config, instance, shared } = await started!;
+        try {
+          const services = await createServices(config, shared, message.files);
+          instance.server.install(services);
+          post({ type: "installed" });
+        } catch (error) {
+          post({
+            type: "install-failed",
+            message: error instanceof Error ? error.message : String(error),
+          });
+        }
+      });
+      break;
+    case "stop":
+      started!.then(async ({ instance, publisher }) => {
+        clearInterval(publisher);
+        post({ type: "stopping", inFlight: instance.server.inFlight() });
+        const drained = await instance.stop(message.timeoutMs, hurried);
+        post({ type: "stopped", drained });
+      });
+      break;
+    case "hurry":
+      hurry();
+      break;
+  }
+};
+
+async function start(message: Extract<ToWorker, { type: "start" }>) {
+  const config = Object.freeze(message.config);
+  // Warmed before listening: the first requests then cost what later ones do.
+  const shared = createSharedParts();
+  const instance = await startInstance(config, {
+    writeLog: (text) => post({ type: "log", text }),
+    sharedCounts: { buffer: message.counts, slice: message.slice },
+    reusePort: true,
+    port: message.port,
+    announce: message.announce,
+    label: message.label,
+  });
+  post({ type: "listening", port: instance.port });
+  const publisher = setInterval(
+    () => instance.server.metrics.publishCacheCounts(),
+    PUBLISH_CACHE_COUNTS_MS,
+  );
+  return { config, instance, shared, publisher };
+}

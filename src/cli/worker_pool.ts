@@ -1,0 +1,144 @@
+/** The request-serving workers of `ipintel serve`, as the main isolate drives them. */
+
+import type { Config } from "../config.ts";
+import type { DataSet } from "../sources/data_set.ts";
+import type { FromWorker, ToWorker } from "./worker_protocol.ts";
+
+/** Longer than this past the shutdown timeout, a worker that has not stopped is terminated. */
+const STOP_GRACE_MS = 2000;
+
+type Reply<T extends FromWorker["type"]> = Extract<FromWorker, { type: T }>;
+
+/** One worker and the replies it owes. */
+class WorkerHandle {
+  readonly #worker: Worker;
+  readonly #waiting = new Map<FromWorker["type"], ((message: FromWorker) => void)[]>();
+
+  constructor(
+    readonly index: number,
+    writeLog: (text: string) => void,
+    onFailure: (message: string) => void,
+  ) {
+    this.#worker = new Worker(new URL("./serve_worker.ts", import.meta.url).href, {
+      type: "module",
+      name: `ipintel-worker-${index}`,
+    });
+    this.#worker.onmessage = (event: MessageEvent<FromWorker>) => {
+      const message = event.data;
+      if (message.type === "log") return writeLog(message.text);
+      const waiter = this.#waiting.get(message.type)?.shift();
+      if (waiter) waiter(message);
+      if (message.type === "install-failed" && !waiter) onFailure(message.message);
+    };
+    this.#worker.onerror = (event) => {
+      event.preventDefault();
+      onFailure(`worker ${index} failed: ${event.message}`);
+    };
+  }
+
+  post(message: ToWorker): void {
+    this.#worker.postMessage(message);
+  }
+
+  /** The next reply of type `type`. */
+  next<T extends FromWorker["type"]>(type: T): Promise<Reply<T>> {
+    return new Promise((resolve) => {
+      const queue = this.#waiting.get(type) ?? [];
+      queue.push(resolve as (message: FromWorker) => void);
+      this.#waiting.set(type, queue);
+    });
+  }
+
+  terminate(): void {
+    this.#worker.terminate();
+  }
+}
+
+export class WorkerPool {
+  /** Resolves with a message when a worker fails (it cannot serve any more). */
+  readonly failed: Promise<string>;
+  readonly #fail: (message: string) => void;
+  readonly #workers: WorkerHandle[] = [];
+
+  constructor(
+    private readonly config: Config,
+    private readonly counts: SharedArrayBuffer,
+    private readonly writeLog: (text: string) => void,
+  ) {
+    const { promise, resolve } = Promise.withResolvers<string>();
+    this.failed = promise;
+    this.#fail = resolve;
+  }
+
+  /**
+   * Starts `count` workers, each listening with reusePort: the first on the
+   * configured port, then the others on the port it got (port 0 means "any").
+   */
+  async start(count: number): Promise<void> {
+    const first = this.#spawn(0, this.config.port, count);
+    const { port } = await this.#listening(first);
+    const rest = Array.from({ length: count - 1 }, (_, i) => this.#spawn(i + 1, port, count));
+    await Promise.all(rest.map((worker) => this.#listening(worker)));
+  }
+
+  /** Hands a verified data set to every worker; resolves once all serve it. */
+  async install(set: DataSet): Promise<void> {
+    if (!set.files) throw new Error("The data set was not opened for sharing");
+    const replies = this.#workers.map((worker) =>
+      Promise.race([worker.next("installed"), worker.next("install-failed")])
+    );
+    for (const worker of this.#workers) worker.post({ type: "data", files: set.files });
+    for (const reply of await Promise.all(replies)) {
+      if (reply.type === "install-failed") throw new Error(reply.message);
+    }
+  }
+
+  /**
+   * Stops every worker as a single server stops, telling `onStopping` how
+   * many requests are in flight; resolves false when requests were cut short.
+   */
+  async stop(timeoutMs: number, onStopping: (inFlight: number) => void): Promise<boolean> {
+    const stopping = this.#workers.map((worker) => worker.next("stopping"));
+    const stopped = this.#workers.map((worker) => worker.next("stopped"));
+    for (const worker of this.#workers) worker.post({ type: "stop", timeoutMs });
+    Promise.all(stopping).then((replies) =>
+      onStopping(replies.reduce((sum, reply) => sum + reply.inFlight, 0))
+    );
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<null>((resolve) =>
+      timer = setTimeout(resolve, timeoutMs + STOP_GRACE_MS, null)
+    );
+    const replies = await Promise.race([Promise.all(stopped), late]);
+    clearTimeout(timer);
+    for (const worker of this.#workers) worker.terminate();
+    return replies !== null && replies.every((reply) => reply.drained);
+  }
+
+  /** A second signal: workers stop waiting for requests in flight. */
+  hurry(): void {
+    for (const worker of this.#workers) worker.post({ type: "hurry" });
+  }
+
+  #spawn(index: number, port: number, count: number): WorkerHandle {
+    const worker = new WorkerHandle(index, this.writeLog, this.#fail);
+    this.#workers.push(worker);
+    worker.post({
+      type: "start",
+      config: this.config,
+      slice: index,
+      counts: this.counts,
+      port,
+      announce: index === 0,
+      label: `${count} workers`,
+    });
+    return worker;
+  }
+
+  /** The worker's "listening" reply, or the failure that came first. */
+  #listening(worker: WorkerHandle): Promise<Reply<"listening">> {
+    return Promise.race([
+      worker.next("listening"),
+      this.failed.then((message) => Promise.reject(new Error(message))),
+    ]);
+  }
+}

@@ -1,0 +1,35 @@
+/** Messages between `ipintel serve`'s main isolate and its request-serving workers. */
+
+import type { Config } from "../config.ts";
+import type { VerifiedFiles } from "../sources/data_set.ts";
+
+/** From the main isolate to a worker. */
+export type ToWorker =
+  | {
+    type: "start";
+    config: Config;
+    /** The worker's slice of the shared metrics counts. */
+    slice: number;
+    counts: SharedArrayBuffer;
+    /** The port to share (worker 0 gets the configured one, maybe 0). */
+    port: number;
+    /** Print the listening and access lines (worker 0 only). */
+    announce: boolean;
+    label: string;
+  }
+  /** A verified data set to serve (the first, or a reload). */
+  | { type: "data"; files: VerifiedFiles }
+  | { type: "stop"; timeoutMs: number }
+  /** A second signal: stop waiting for requests in flight. */
+  | { type: "hurry" };
+
+/** From a worker to the main isolate. */
+export type FromWorker =
+  | { type: "listening"; port: number }
+  | { type: "installed" }
+  | { type: "install-failed"; message: string }
+  /** Access log text (whole lines), written by the main isolate so lines never interleave. */
+  | { type: "log"; text: string }
+  /** The stop began: requests then in flight. */
+  | { type: "stopping"; inFlight: number }
+  | { type: "stopped"; drained: boolean };
