@@ -7,53 +7,7 @@
 
 import assert from "node:assert/strict";
 import { writeFixtureDataDir } from "../_helpers.ts";
-
-const ROOT = new URL("../..", import.meta.url).pathname;
-
-interface Running {
-  child: Deno.ChildProcess;
-  port: number;
-  stderr: () => string;
-}
-
-async function startServe(env: Record<string, string>): Promise<Running> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "main.ts", "serve", "--port", "0"],
-    cwd: ROOT,
-    env,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  let text = "";
-  const decoder = new TextDecoder();
-  let resolvePort!: (port: number) => void;
-  const port = new Promise<number>((resolve) => resolvePort = resolve);
-  (async () => {
-    for await (const chunk of child.stderr) {
-      text += decoder.decode(chunk, { stream: true });
-      // Ready once the data is loaded (the listening line comes first).
-      const listening = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(text);
-      if (listening && /data loaded/.test(text)) resolvePort(Number(listening[1]));
-    }
-  })();
-  const timeout = setTimeout(() => resolvePort(-1), 60_000);
-  const found = await port;
-  clearTimeout(timeout);
-  if (found < 0) {
-    child.kill("SIGKILL");
-    throw new Error(`serve did not start:\n${text}`);
-  }
-  return { child, port: found, stderr: () => text };
-}
-
-async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("Timed out waiting");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+import { startServe, waitFor } from "../_serve_process.ts";
 
 async function readAll(conn: Deno.Conn): Promise<string> {
   const chunks: Uint8Array[] = [];
@@ -139,10 +93,7 @@ for (const { httpServer, workers } of MODES) {
         kv.close();
       }
     } finally {
-      try {
-        server.child.kill("SIGKILL");
-      } catch { /* exited */ }
-      await exited;
+      await server.kill();
       await Deno.remove(dataDir, { recursive: true });
     }
   });

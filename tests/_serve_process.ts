@@ -1,0 +1,74 @@
+/** `ipintel serve` as a subprocess for the tests that need a real socket (shutdown, workers). */
+
+const ROOT = new URL("..", import.meta.url).pathname;
+
+export interface ServeProcess {
+  child: Deno.ChildProcess;
+  port: number;
+  /** Everything it wrote on stderr so far. */
+  stderr: () => string;
+  /** Sends SIGKILL (if still running) and waits for the exit. */
+  kill(): Promise<void>;
+}
+
+/**
+ * Starts `deno run -A main.ts serve --port 0` with `env` and resolves once
+ * it listens and has loaded its data (the "data loaded" line).
+ */
+export async function startServe(env: Record<string, string>): Promise<ServeProcess> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "main.ts", "serve", "--port", "0"],
+    cwd: ROOT,
+    env,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  let text = "";
+  const decoder = new TextDecoder();
+  const { promise: port, resolve: resolvePort } = Promise.withResolvers<number>();
+  (async () => {
+    for await (const chunk of child.stderr) {
+      text += decoder.decode(chunk, { stream: true });
+      // Ready once the data is loaded (the listening line comes first).
+      const listening = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(text);
+      if (listening && /data loaded/.test(text)) resolvePort(Number(listening[1]));
+    }
+    resolvePort(-1);
+  })();
+  const timeout = setTimeout(() => resolvePort(-1), 60_000);
+  const found = await port;
+  clearTimeout(timeout);
+  const kill = async () => {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* exited */ }
+    await child.status;
+  };
+  if (found < 0) {
+    await kill();
+    throw new Error(`serve did not start:\n${text}`);
+  }
+  return { child, port: found, stderr: () => text, kill };
+}
+
+/** GET over a connection of its own (with workers, each new connection may reach another one). */
+export async function fetchFresh(url: string, init: RequestInit = {}): Promise<Response> {
+  const client = Deno.createHttpClient({});
+  try {
+    const response = await fetch(url, { ...init, client });
+    const body = await response.arrayBuffer();
+    return new Response(body, response);
+  } finally {
+    client.close();
+  }
+}
+
+/** Polls `condition` every 20 ms until it holds, or throws after `timeoutMs`. */
+export async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("Timed out waiting");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
