@@ -8,6 +8,7 @@
  */
 
 import type { TimeZoneInfo } from "../types.ts";
+import ZONE_ABBREVIATIONS from "./zone_abbreviations.json" with { type: "json" };
 
 /**
  * English locales asked, in order, for a short zone name. ICU gives most
@@ -292,12 +293,43 @@ export function createTimeZoneCache(): TimeZoneLookup {
   };
 }
 
+/** Abbreviations by zone and offset (seconds), from zone_abbreviations_gen.ts. */
+const ABBREVIATIONS: Readonly<Record<string, Readonly<Record<string, string>>>> =
+  ZONE_ABBREVIATIONS;
+
+/**
+ * Each zone's abbreviation for each offset it uses from 2025 to 2028, as
+ * abbrAt gives it (the table zone_abbreviations_gen.ts writes).
+ */
+export function zoneAbbreviationTable(
+  zones: readonly string[],
+): Record<string, Record<string, string>> {
+  const table: Record<string, Record<string, string>> = {};
+  for (const zone of zones) {
+    const offsets = offsetFormatter(zone);
+    if (offsets === null) continue;
+    const names: Record<string, string> = {};
+    for (let year = 2025; year <= 2028; year++) {
+      for (let month = 0; month < 12; month++) {
+        for (const day of [1, 15]) {
+          const ms = Date.UTC(year, month, day, 12);
+          const offset = offsetAt(offsets, ms);
+          names[offset] ??= abbrAt(zone, ms, offset);
+        }
+      }
+    }
+    table[zone] = names;
+  }
+  return table;
+}
+
 /** Recomputes an entry's facts for the minute of `ms`, reusing its formatter and memos. */
 function refresh(entry: ZoneEntry, zone: string, ms: number): ZoneFacts {
   const abbr = (offset: number): string => {
     let name = entry.abbrByOffset.get(offset);
     if (name === undefined) {
-      name = abbrAt(zone, ms, offset);
+      // The table spares the eleven-locale search (and its ICU data) for known pairs.
+      name = ABBREVIATIONS[zone]?.[offset] ?? abbrAt(zone, ms, offset);
       entry.abbrByOffset.set(offset, name);
     }
     return name;

@@ -121,14 +121,11 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
   const readFile = async (path: string, sha256?: string): Promise<Uint8Array> => {
     const given = verified?.files.get(path);
     if (given) return given.bytes;
-    const bytes = await Deno.readFile(path);
+    const bytes = shared ? await readFileShared(path) : await Deno.readFile(path);
     if (sha256 && (await sha256Hex(bytes)) !== sha256) {
       throw new Error(`${path} does not match the sha256 in manifest.json`);
     }
-    if (!shared) return bytes;
-    const copy = new Uint8Array(new SharedArrayBuffer(bytes.length));
-    copy.set(bytes);
-    return copy;
+    return bytes;
   };
   /** Opens a database, checking its structure unless another isolate already did. */
   const openChecked = <T>(
@@ -240,6 +237,20 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
     absent,
     files: shared,
   };
+}
+
+/** Reads a file straight into a SharedArrayBuffer (no second copy to wait for the collector). */
+async function readFileShared(path: string): Promise<Uint8Array> {
+  using file = await Deno.open(path);
+  const size = (await file.stat()).size;
+  const bytes = new Uint8Array(new SharedArrayBuffer(size));
+  let read = 0;
+  while (read < size) {
+    const n = await file.read(bytes.subarray(read));
+    if (n === null) throw new Error(`${path} ended after ${read} of ${size} bytes`);
+    read += n;
+  }
+  return bytes;
 }
 
 /** One feed kind: the union of its compiled trees and AS-number lists. */

@@ -1,5 +1,6 @@
 /** `data/manifest.json`: what each installed data file is, where it came from, and its hash. */
 
+import { createHash } from "node:crypto";
 import type { SourceFormat } from "./sources_file.ts";
 
 /** The kinds of source a data directory can hold. */
@@ -139,7 +140,8 @@ export async function writeFileAtomic(path: string, bytes: Uint8Array): Promise<
 }
 
 /** Lower-case hex SHA-256 of the bytes. */
-export async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+export function sha256Hex(bytes: Uint8Array): Promise<string> {
+  // node:crypto, not crypto.subtle: Web Crypto refuses views on a SharedArrayBuffer,
+  // where the files served by workers live.
+  return Promise.resolve(createHash("sha256").update(bytes).digest("hex"));
 }

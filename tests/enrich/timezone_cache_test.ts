@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { createTimeZoneCache, MAX_CACHED_ZONES, timeZoneInfo } from "../../src/enrich/timezone.ts";
+import {
+  createTimeZoneCache,
+  MAX_CACHED_ZONES,
+  timeZoneInfo,
+  zoneAbbreviationTable,
+} from "../../src/enrich/timezone.ts";
 
 /** Instants (fixed clock) walking across minute boundaries and DST changes. */
 const SEQUENCES: Array<{ name: string; zone: string; instants: string[] }> = [
@@ -137,4 +142,19 @@ Deno.test("cache at the last representable instant gives nulls, as timeZoneInfo 
   const end = new Date(8.64e15);
   assert.deepEqual(cached("Pacific/Kiritimati", end), timeZoneInfo("Pacific/Kiritimati", end));
   assert.equal(cached("Pacific/Kiritimati", end).offset, null);
+});
+
+Deno.test("the abbreviation table is what ICU says now, for every zone and offset (regenerate: zone_abbreviations_gen.ts)", async () => {
+  const stored = JSON.parse(
+    await Deno.readTextFile(new URL("../../src/enrich/zone_abbreviations.json", import.meta.url)),
+  );
+  const zones = Intl.supportedValuesOf("timeZone");
+  assert.deepEqual(stored, zoneAbbreviationTable(zones));
+  // And the cache, which reads the table, still answers as the from-scratch search does.
+  const cache = createTimeZoneCache();
+  for (const at of ["2026-01-15T12:00:00Z", "2026-07-15T12:00:00Z"]) {
+    for (const zone of zones) {
+      assert.equal(cache(zone, new Date(at)).abbr, timeZoneInfo(zone, new Date(at)).abbr, zone);
+    }
+  }
 });
