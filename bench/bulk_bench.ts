@@ -59,7 +59,11 @@ try {
     "| mode | cold (first request), median ms | warm, median ms | warm p90 ms | other load (cores) |",
   );
   console.log("| --- | ---: | ---: | ---: | ---: |");
-  for (const [mode, options] of [["one process", []]] as const) {
+  const modes: [string, string[]][] = [
+    ["one process", ["--workers", "1"]],
+    [`all workers (${navigator.hardwareConcurrency})`, []],
+  ];
+  for (const [mode, options] of modes) {
     const cold: number[] = [];
     const warm: number[] = [];
     const { cores } = await machineLoad(async () => {

@@ -2,13 +2,13 @@
 
 import type { Config } from "../config.ts";
 import { stdoutSink } from "../ops/access_log.ts";
-import { Metrics, sharedCountsBuffer } from "../ops/metrics.ts";
+import { sharedCountsBuffer } from "../ops/metrics.ts";
 import type { DataSet } from "../sources/data_set.ts";
 import { readManifest } from "../sources/manifest.ts";
-import { defineCommand, VERSION } from "./command.ts";
+import { defineCommand } from "./command.ts";
 import { startInstance } from "./instance.ts";
 import { type ReloadTarget, startHotReload } from "./reload.ts";
-import { createServices, createSharedParts, openServedData } from "./services.ts";
+import { createSharedParts, openServedData, servicesFor } from "./services.ts";
 import { StopRequest } from "./shutdown.ts";
 import { WorkerPool } from "./worker_pool.ts";
 
@@ -28,72 +28,62 @@ export const serveCommand = defineCommand({
  * Serves until SIGTERM or SIGINT, then stops accepting, lets the requests in
  * flight finish (up to IPINTEL_SHUTDOWN_TIMEOUT), writes the pending rate
  * counts to the KV, closes it and returns 0. A data set that fails to load
- * stops the server the same way, then throws. With IPINTEL_WORKERS > 1 the
- * main isolate loads the data and the workers serve it (runWorkers).
+ * stops the server the same way, then throws.
+ *
+ * With IPINTEL_WORKERS = N > 1, this isolate and N - 1 workers serve on one
+ * port (reusePort: the kernel spreads connections over them). This one reads
+ * and verifies each data set once, into shared memory that every isolate
+ * reads, and runs the hot reload, the scheduled updates and the shutdown for
+ * all. Each isolate counts its metrics in its own slice of one shared buffer,
+ * so `/metrics` has the totals whichever isolate answers it.
  */
 export async function runServe(config: Config): Promise<number> {
-  if (config.workers > 1 && config.httpServer === "deno") return await runWorkers(config);
+  const workers = config.httpServer === "deno" ? config.workers - 1 : 0;
   const stop = new StopRequest();
-  const instance = await startInstance(config, { writeLog: stdoutSink() });
+  const writeLog = stdoutSink();
+  const counts = workers > 0 ? sharedCountsBuffer(workers + 1) : undefined;
+  const instance = await startInstance(config, {
+    writeLog,
+    reusePort: workers > 0,
+    sharedCounts: counts && { buffer: counts, slice: workers },
+    label: workers > 0 ? `${workers + 1} workers` : undefined,
+  });
   const server = instance.server;
   stop.requested.then(() => instance.markStopping());
-  const shared = createSharedParts();
-  const data = serveData(config, stop, {
-    load: () => createServices(config, shared),
-    dataOf: (services) => services.data,
-    install: (services) => server.install(services),
-    recordReload: (result) => server.metrics.recordReload(result),
-  });
-  const reason = await stop.requested;
-  const timeout = config.shutdownTimeout;
-  console.error(
-    `ipintel: ${reason}: stopping; ${server.inFlight()} request(s) in flight (waiting up to ${timeout} s, IPINTEL_SHUTDOWN_TIMEOUT)`,
-  );
-  if (!(await instance.stop(timeout * 1000, stop.hurried))) {
-    console.error(
-      `ipintel: ${server.inFlight()} request(s) still in flight after ${timeout} s: closing their connections`,
-    );
-  }
-  return await finish(stop, data);
-}
-
-/**
- * IPINTEL_WORKERS > 1: workers serve on one port (reusePort: the kernel
- * spreads connections over them); this isolate reads and verifies each data
- * set once, into shared memory every worker reads, and runs the hot reload,
- * the scheduled updates and the shutdown for all of them. Metrics are counted
- * per worker in one shared buffer, so any worker's `/metrics` has the totals.
- */
-async function runWorkers(config: Config): Promise<number> {
-  const stop = new StopRequest();
-  const count = config.workers;
-  const counts = sharedCountsBuffer(count + 1);
-  // This isolate's own slice: it counts the reloads.
-  const metrics = new Metrics({
-    dataSet: () => null,
-    version: VERSION,
-    shared: { buffer: counts, slice: count },
-  });
-  const workers = new WorkerPool(config, counts, stdoutSink());
-  workers.failed.then((message) => {
+  const pool = counts ? new WorkerPool(config, counts, writeLog) : null;
+  pool?.failed.then((message) => {
     console.error(`ipintel: ${message}`);
     stop.request("a worker failed");
   });
-  await workers.start(count);
+  // The workers start while the data loads; a set is handed over once they listen.
+  const started = pool?.start(workers, instance.port);
+  started?.catch(() => {}); // a worker that fails to start stops the server (pool.failed)
+  // The server answers as soon as it has data; one process warms its caches between
+  // requests, workers each warm what they use (warming all would cost ~30 MB per isolate).
+  const shared = createSharedParts(pool ? "lazy" : "background");
   const data = serveData(config, stop, {
-    load: () => openServedData(config, { share: true }),
-    dataOf: (set) => set,
-    install: (set) => workers.install(set),
-    recordReload: (result) => metrics.recordReload(result),
+    load: () => openServedData(config, { share: pool !== null }),
+    install: async (set) => {
+      server.install(servicesFor(set, shared));
+      await started;
+      await pool?.install(set);
+    },
+    recordReload: (result) => server.metrics.recordReload(result),
   });
+
   const reason = await stop.requested;
   const timeout = config.shutdownTimeout;
-  stop.hurried.then(() => workers.hurry());
-  const drained = await workers.stop(timeout * 1000, (inFlight) =>
-    console.error(
-      `ipintel: ${reason}: stopping; ${inFlight} request(s) in flight in ${count} workers (waiting up to ${timeout} s, IPINTEL_SHUTDOWN_TIMEOUT)`,
-    ));
-  if (!drained) {
+  stop.hurried.then(() => pool?.hurry());
+  const stopping = pool?.stop(timeout * 1000) ?? { inFlight: Promise.resolve(0), drained: true };
+  const inFlight = server.inFlight() + await stopping.inFlight;
+  console.error(
+    `ipintel: ${reason}: stopping; ${inFlight} request(s) in flight (waiting up to ${timeout} s, IPINTEL_SHUTDOWN_TIMEOUT)`,
+  );
+  const drained = await Promise.all([
+    instance.stop(timeout * 1000, stop.hurried),
+    stopping.drained,
+  ]);
+  if (!drained.every(Boolean)) {
     console.error(
       `ipintel: requests still in flight after ${timeout} s: closing their connections`,
     );
@@ -114,10 +104,10 @@ interface DataService {
  * watches for new ones and runs the scheduled updates. A first load that
  * fails asks the server to stop.
  */
-function serveData<T>(
+function serveData(
   config: Config,
   stop: StopRequest,
-  target: ReloadTarget<T> & { dataOf(loaded: T): DataSet },
+  target: ReloadTarget<DataSet>,
 ): DataService {
   // Aborted on the first stop request: a first-run download or a scheduled update stops with it.
   const stopping = new AbortController();
@@ -132,7 +122,7 @@ function serveData<T>(
     const loaded = await target.load();
     await target.install(loaded);
     console.error(`ipintel: data loaded from ${config.dataDir}`);
-    const absent = target.dataOf(loaded).absent;
+    const absent = loaded.absent;
     if (absent.length) {
       console.error(
         `ipintel: not installed (their flags answer null): ${

@@ -1,7 +1,7 @@
 /**
  * A request-serving worker of `ipintel serve` (IPINTEL_WORKERS > 1): one
- * serving instance on the shared port, over the data the main isolate read,
- * verified and shares with every worker. Its own KV connection makes it one
+ * serving instance on the main isolate's port, over the data the main
+ * isolate read, verified and shares with every worker. Its own KV connection makes it one
  * more instance on the KV, so keys and limits hold across workers as across
  * machines.
  */
@@ -58,15 +58,14 @@ self.onmessage = (event: MessageEvent<ToWorker>) => {
 
 async function start(message: Extract<ToWorker, { type: "start" }>) {
   const config = Object.freeze(message.config);
-  // Warmed before listening: the first requests then cost what later ones do.
-  const shared = createSharedParts();
+  // Caches warm on first use: warming all would cost each worker ~30 MB (see runServe).
+  const shared = createSharedParts("lazy");
   const instance = await startInstance(config, {
     writeLog: (text) => post({ type: "log", text }),
     sharedCounts: { buffer: message.counts, slice: message.slice },
     reusePort: true,
     port: message.port,
-    announce: message.announce,
-    label: message.label,
+    announce: false,
   });
   post({ type: "listening", port: instance.port });
   const publisher = setInterval(

@@ -70,15 +70,10 @@ export class WorkerPool {
     this.#fail = resolve;
   }
 
-  /**
-   * Starts `count` workers, each listening with reusePort: the first on the
-   * configured port, then the others on the port it got (port 0 means "any").
-   */
-  async start(count: number): Promise<void> {
-    const first = this.#spawn(0, this.config.port, count);
-    const { port } = await this.#listening(first);
-    const rest = Array.from({ length: count - 1 }, (_, i) => this.#spawn(i + 1, port, count));
-    await Promise.all(rest.map((worker) => this.#listening(worker)));
+  /** Starts `count` workers, each listening on `port` with reusePort (the main isolate's port). */
+  async start(count: number, port: number): Promise<void> {
+    const workers = Array.from({ length: count }, (_, i) => this.#spawn(i, port));
+    await Promise.all(workers.map((worker) => this.#listening(worker)));
   }
 
   /** Hands a verified data set to every worker; resolves once all serve it. */
@@ -94,24 +89,27 @@ export class WorkerPool {
   }
 
   /**
-   * Stops every worker as a single server stops, telling `onStopping` how
-   * many requests are in flight; resolves false when requests were cut short.
+   * Stops every worker as a single server stops: `inFlight` is how many
+   * requests they had when the stop began; `drained` is false when requests
+   * were cut short.
    */
-  async stop(timeoutMs: number, onStopping: (inFlight: number) => void): Promise<boolean> {
+  stop(timeoutMs: number): { inFlight: Promise<number>; drained: Promise<boolean> } {
     const stopping = this.#workers.map((worker) => worker.next("stopping"));
     const stopped = this.#workers.map((worker) => worker.next("stopped"));
     for (const worker of this.#workers) worker.post({ type: "stop", timeoutMs });
-    Promise.all(stopping).then((replies) =>
-      onStopping(replies.reduce((sum, reply) => sum + reply.inFlight, 0))
-    );
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<null>((resolve) =>
       timer = setTimeout(resolve, timeoutMs + STOP_GRACE_MS, null)
     );
-    const replies = await Promise.race([Promise.all(stopped), late]);
-    clearTimeout(timer);
-    for (const worker of this.#workers) worker.terminate();
-    return replies !== null && replies.every((reply) => reply.drained);
+    const drained = Promise.race([Promise.all(stopped), late]).then((replies) => {
+      clearTimeout(timer);
+      for (const worker of this.#workers) worker.terminate();
+      return replies !== null && replies.every((reply) => reply.drained);
+    });
+    const inFlight = Promise.race([Promise.all(stopping), late]).then((replies) =>
+      (replies ?? []).reduce((sum, reply) => sum + reply.inFlight, 0)
+    );
+    return { inFlight, drained };
   }
 
   /** A second signal: workers stop waiting for requests in flight. */
@@ -119,7 +117,7 @@ export class WorkerPool {
     for (const worker of this.#workers) worker.post({ type: "hurry" });
   }
 
-  #spawn(index: number, port: number, count: number): WorkerHandle {
+  #spawn(index: number, port: number): WorkerHandle {
     const worker = new WorkerHandle(index, this.writeLog, this.#fail);
     this.#workers.push(worker);
     worker.post({
@@ -128,8 +126,6 @@ export class WorkerPool {
       slice: index,
       counts: this.counts,
       port,
-      announce: index === 0,
-      label: `${count} workers`,
     });
     return worker;
   }

@@ -11,11 +11,8 @@ export type ToWorker =
     /** The worker's slice of the shared metrics counts. */
     slice: number;
     counts: SharedArrayBuffer;
-    /** The port to share (worker 0 gets the configured one, maybe 0). */
+    /** The port to share: the one the main isolate listens on. */
     port: number;
-    /** Print the listening and access lines (worker 0 only). */
-    announce: boolean;
-    label: string;
   }
   /** A verified data set to serve (the first, or a reload). */
   | { type: "data"; files: VerifiedFiles }

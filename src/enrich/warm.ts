@@ -22,9 +22,31 @@ export function createEnrichment(options: { warm: boolean; now?: Date } = { warm
     timeZones: createTimeZoneCache(),
   };
   if (options.warm) {
-    const now = options.now ?? new Date();
-    for (const code of countryCodes()) enrichment.countries(code);
-    for (const zone of Intl.supportedValuesOf("timeZone")) enrichment.timeZones(zone, now);
+    for (const step of warmUpSteps(enrichment, options.now ?? new Date())) step();
   }
   return enrichment;
+}
+
+/**
+ * Warms `enrichment` a few countries or zones at a time, yielding to the event
+ * loop between slices of about `sliceMs`, so a server can answer while it
+ * warms (an entry not warmed yet is computed on first use, as it would be
+ * anyway). Resolves when every country and zone is warm.
+ */
+export async function warmInBackground(enrichment: Enrichment, sliceMs = 5): Promise<void> {
+  const steps = warmUpSteps(enrichment, new Date());
+  let i = 0;
+  while (i < steps.length) {
+    const until = performance.now() + sliceMs;
+    while (i < steps.length && performance.now() < until) steps[i++]!();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+}
+
+/** One step per country and per time zone ICU knows. */
+function warmUpSteps(enrichment: Enrichment, now: Date): (() => void)[] {
+  return [
+    ...countryCodes().map((code) => () => void enrichment.countries(code)),
+    ...Intl.supportedValuesOf("timeZone").map((zone) => () => void enrichment.timeZones(zone, now)),
+  ];
 }
