@@ -41,11 +41,9 @@ import { registerStatusRoute } from "./status_route.ts";
 import { bearerMatches } from "../ops/bearer.ts";
 import { METRICS_CONTENT_TYPE } from "../ops/metrics.ts";
 import { acceptsHtml, createSite } from "../web/site.ts";
+import type { ServiceSlot } from "./service_slot.ts";
 
-/** The loaded data and lookup; `current` is null while the data is still loading. */
-export interface ServiceSlot {
-  current: { lookup: Lookup; data: DataSet } | null;
-}
+export type { ServiceSlot };
 
 export interface AppDeps {
   services: ServiceSlot;

@@ -11,7 +11,7 @@ import type { Config } from "../config.ts";
 import { CONTENT_TYPES } from "../format/render.ts";
 import { resultEnvelopeJson } from "../format/result_json.ts";
 import { apiKeyOf, rateLimitHeaders } from "./access.ts";
-import type { ServiceSlot } from "./app.ts";
+import type { ServiceSlot } from "./service_slot.ts";
 import { createClientAddressResolver } from "./client_address.ts";
 import { isValidHost } from "./request_target.ts";
 

@@ -3,7 +3,7 @@
 import type { Hono } from "hono";
 import denoJson from "../../deno.json" with { type: "json" };
 import type { Json } from "../types.ts";
-import type { ServiceSlot } from "./app.ts";
+import type { ServiceSlot } from "./service_slot.ts";
 
 const DAY_MS = 86_400_000;
 

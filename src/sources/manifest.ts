@@ -1,7 +1,6 @@
 /** `data/manifest.json`: what each installed data file is, where it came from, and its hash. */
 
 import { createHash } from "node:crypto";
-import type { SourceFormat } from "./sources_file.ts";
 
 /** The kinds of source a data directory can hold. */
 export type SourceKind =
@@ -17,6 +16,20 @@ export type SourceKind =
   | "threat";
 
 /** Kinds held in one MaxMind DB each (at most one source of each). */
+/** How a source delivers its data (the sources file's `format`). */
+export const SOURCE_FORMATS = [
+  "npm",
+  "mmdb",
+  "mmdb.gz",
+  "tar.gz",
+  "ip-list",
+  "asn-list",
+  "csv-ranges",
+  "aws-json",
+  "google-json",
+] as const;
+export type SourceFormat = typeof SOURCE_FORMATS[number];
+
 export const DATABASE_KINDS = [
   "city",
   "asn",

@@ -1,19 +1,13 @@
 /** The sources file (`data/sources.json` or `--sources FILE`): which data to install, from where. */
 
-import { DATABASE_KINDS, FEED_KINDS, SOURCE_KINDS, type SourceKind } from "./manifest.ts";
-
-export const SOURCE_FORMATS = [
-  "npm",
-  "mmdb",
-  "mmdb.gz",
-  "tar.gz",
-  "ip-list",
-  "asn-list",
-  "csv-ranges",
-  "aws-json",
-  "google-json",
-] as const;
-export type SourceFormat = typeof SOURCE_FORMATS[number];
+import {
+  DATABASE_KINDS,
+  FEED_KINDS,
+  SOURCE_FORMATS,
+  SOURCE_KINDS,
+  type SourceFormat,
+  type SourceKind,
+} from "./manifest.ts";
 
 /** Formats that deliver a MaxMind DB (database kinds). */
 const DATABASE_FORMATS: readonly SourceFormat[] = ["npm", "mmdb", "mmdb.gz", "tar.gz"];

@@ -12,7 +12,7 @@
  */
 
 import { compareKeys, parseAddressKey, parseNetworkKeys } from "../mmdb/writer/key.ts";
-import type { SourceFormat } from "../sources/sources_file.ts";
+import type { SourceFormat } from "../sources/manifest.ts";
 
 /** What a feed lists, and the date it gives for itself. */
 export interface ParsedFeed {
