@@ -3,7 +3,9 @@
  * bare `Deno.serve` with a fixed ~600-byte JSON body, bench/ceiling_server.ts),
  * in several variants, each its own server process:
  *
- * - `plain`: auth off, the default configuration (metrics counted, errors-only log);
+ * - `plain`: one process (IPINTEL_WORKERS=1), auth off, otherwise the defaults (metrics
+ *   counted, errors-only log);
+ * - `workers`: the same with the default workers (one per CPU) on one port;
  * - `uncounted`: the same with IPINTEL_METRICS=false, to price the counting;
  * - `keyed`: auth required, a key whose limit is never reached (every request
  *   authenticated and counted);
@@ -17,7 +19,8 @@
  * then brackets: ceiling, variant, ceiling, variant, ceiling, ... Each run is
  * divided by the mean of the two ceiling runs around it (machine speed drifts
  * within minutes; see the design notes on measuring); the median of those
- * ratios over the rounds is the figure. Ratios between variants (keyed/plain,
+ * ratios over the rounds is the figure (the ceiling is one process: `workers`
+ * is compared with what one bare process does). Ratios between variants (keyed/plain,
  * plain/uncounted, xml/plain) are taken within a round, then the median.
  * Latency percentiles (p50, p99) are wrk's, medians over the rounds.
  *
@@ -295,7 +298,7 @@ const SHARES: { name: string; of: string; over: string; goal: number | null }[] 
 ];
 
 /** Goals for a variant's share of the ceiling. */
-const GOALS: Record<string, number> = { plain: 0.65 };
+const GOALS: Record<string, number> = { plain: 0.65, workers: 0.9 };
 
 async function main(): Promise<void> {
   const manifest = await readManifest(DATA_DIR);
@@ -329,17 +332,22 @@ async function main(): Promise<void> {
       return start(name, [...args, "--data-dir", DATA_DIR, ...options], port);
     };
     const open = ["--auth", "off", "--kv", ":memory:"];
-    const plain = serve("plain", open);
+    const plain = serve("plain", [...open, "--workers", "1"]);
     const all: Variant[] = [
-      { label: "plain", server: plain, what: "GET /ip/{ip}, auth off, defaults" },
+      { label: "plain", server: plain, what: "GET /ip/{ip}, one process, auth off, defaults" },
+      {
+        label: "workers",
+        server: serve("workers", open),
+        what: `the same with the default workers (${navigator.hardwareConcurrency})`,
+      },
       {
         label: "uncounted",
-        server: serve("uncounted", [...open, "--metrics", "false"]),
+        server: serve("uncounted", [...open, "--workers", "1", "--metrics", "false"]),
         what: "the same with IPINTEL_METRICS=false",
       },
       {
         label: "keyed",
-        server: serve("keyed", ["--auth", "required", "--kv", kv]),
+        server: serve("keyed", ["--auth", "required", "--kv", kv, "--workers", "1"]),
         headers: { "X-API-Key": key },
         what: "auth required, X-API-Key (limit never reached)",
       },
