@@ -19,7 +19,8 @@ export async function startServe(env: Record<string, string>): Promise<ServeProc
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", "main.ts", "serve", "--port", "0"],
     cwd: ROOT,
-    env,
+    // Two workers unless a test says otherwise: the default (one per CPU) could be dozens.
+    env: { IPINTEL_WORKERS: "2", ...env },
     stdin: "null",
     stdout: "null",
     stderr: "piped",

@@ -17,11 +17,16 @@ export interface ServerAccess {
   close(): Promise<void>;
 }
 
-/** Loads the keys, starts polling and syncing; errors in the background go to `logError`. */
+/**
+ * Loads the keys, starts polling and syncing; errors in the background go to
+ * `logError`. With `announce`, says when the first key turns auth on (one
+ * isolate of a server with workers does).
+ */
 export async function startAccess(
   kv: Deno.Kv,
   config: Pick<Config, "auth" | "rateLimit" | "rateWindow" | "anonRateLimit">,
   logError: (error: unknown) => void,
+  announce = true,
 ): Promise<ServerAccess> {
   const keys = new KeyTable(new KvKeyStore(kv));
   await keys.refresh();
@@ -31,7 +36,8 @@ export async function startAccess(
   let mode = access.mode();
   keys.start(KEY_POLL_MS, logError, () => {
     // With IPINTEL_AUTH unset, the first key created turns auth on: say so.
-    if (access.mode() !== mode) console.error(`ipintel: auth now ${mode = access.mode()}`);
+    if (access.mode() !== mode && announce) console.error(`ipintel: auth now ${access.mode()}`);
+    mode = access.mode();
   });
   return {
     access,

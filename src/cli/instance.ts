@@ -46,7 +46,8 @@ export interface InstanceOptions {
 export async function startInstance(config: Config, options: InstanceOptions): Promise<Instance> {
   const logError = (error: unknown) => console.error(error);
   const kv = await openKv(config);
-  const { access, close: closeAccess } = await startAccess(kv, config, logError);
+  const announce = options.announce ?? true;
+  const { access, close: closeAccess } = await startAccess(kv, config, logError, announce);
   let stopping = false;
   const server = createServer({
     config,
@@ -63,7 +64,7 @@ export async function startInstance(config: Config, options: InstanceOptions): P
     sharedCounts: options.sharedCounts,
   });
   const listener = await listen(config, server, options);
-  if (options.announce ?? true) {
+  if (announce) {
     console.error(
       `ipintel listening on http://${config.host}:${listener.port} (${
         options.label ?? `${config.httpServer} server`

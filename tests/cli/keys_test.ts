@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { fetchFresh } from "../_serve_process.ts";
 import { DEFAULT_DATA_DIR } from "../_helpers.ts";
 
 // `ipintel keys ...` and `ipintel serve` as a user runs them, sharing one KV file.
@@ -96,7 +97,12 @@ Deno.test("a running server follows the CLI: the first key turns auth on, a revo
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", "main.ts", "serve", "--port", "0"],
     cwd: ROOT,
-    env: { IPINTEL_DATA_DIR: DEFAULT_DATA_DIR, IPINTEL_KV: kv, NO_COLOR: "1" },
+    env: {
+      IPINTEL_DATA_DIR: DEFAULT_DATA_DIR,
+      IPINTEL_KV: kv,
+      IPINTEL_WORKERS: "2",
+      NO_COLOR: "1",
+    },
     stdout: "null",
     stderr: "piped",
   }).spawn();
@@ -126,18 +132,25 @@ Deno.test("a running server follows the CLI: the first key turns auth on, a revo
     const issued = JSON.parse((await cli(kv, "keys", "create", "--name", "acme", "--json")).stdout);
     key = issued.key;
     await waitForLog("auth now required");
-    assert.equal((await status()).status, 401);
+    // Each worker polls the KV on its own (within a second): wait until ten new
+    // connections in a row, whichever worker each reaches, are refused.
+    await until(async () => {
+      for (let i = 0; i < 10; i++) if ((await fetchFresh(url)).status !== 401) return false;
+      return true;
+    }, "every worker to require a key");
     const keyed = await status({ "x-api-key": key });
     assert.equal(keyed.status, 200);
     assert.equal(keyed.headers.get("ratelimit-limit"), "1000");
 
     await cli(kv, "keys", "revoke", issued.id);
-    // Within the poll interval the revocation arrives; wait for it without a fixed sleep.
-    const deadline = Date.now() + 10_000;
-    while ((await status({ "x-api-key": key })).status !== 401) {
-      assert.ok(Date.now() < deadline, "the revocation never reached the server");
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    // Within the poll interval the revocation reaches every worker.
+    await until(async () => {
+      for (let i = 0; i < 10; i++) {
+        const response = await fetchFresh(url, { headers: { "x-api-key": key } });
+        if (response.status !== 401) return false;
+      }
+      return true;
+    }, "the revocation to reach every worker");
   } finally {
     child.kill("SIGTERM");
     await child.status;
@@ -146,3 +159,12 @@ Deno.test("a running server follows the CLI: the first key turns auth on, a revo
   }
   assert.ok(key !== "" && !log.includes(key), "the server never logs a key");
 });
+
+/** Polls `check` every 50 ms until it holds; fails after 10 s naming what never happened. */
+async function until(check: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await check())) {
+    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -52,7 +52,12 @@ Deno.test("serve reads the default data without any write permission on it", asy
       "0",
     ],
     cwd: ROOT,
-    env: { IPINTEL_KV: join(work, "ipintel.kv"), IPINTEL_AUTH: "off", IPINTEL_DATA_DIR: "" },
+    env: {
+      IPINTEL_KV: join(work, "ipintel.kv"),
+      IPINTEL_AUTH: "off",
+      IPINTEL_DATA_DIR: "",
+      IPINTEL_WORKERS: "2",
+    },
     stdin: "null",
     stdout: "null",
     stderr: "piped",

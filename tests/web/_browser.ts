@@ -48,7 +48,13 @@ export async function startServer(
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", "main.ts", "serve", "--port", "0"],
     cwd: ROOT,
-    env: { IPINTEL_DATA_DIR: DEFAULT_DATA_DIR, IPINTEL_KV: kv, NO_COLOR: "1", ...env },
+    env: {
+      IPINTEL_DATA_DIR: DEFAULT_DATA_DIR,
+      IPINTEL_KV: kv,
+      IPINTEL_WORKERS: "2",
+      NO_COLOR: "1",
+      ...env,
+    },
     stdout: "null",
     stderr: "piped",
   }).spawn();
