@@ -6,6 +6,8 @@
  * - `plain`: one process (IPINTEL_WORKERS=1), auth off, otherwise the defaults (metrics
  *   counted, errors-only log);
  * - `workers`: the same with the default workers (one per CPU) on one port;
+ * - `parallel`: the same handler under `deno serve --parallel` (bench/serve_parallel.ts),
+ *   the alternative to ipintel's workers the issue asked to measure;
  * - `uncounted`: the same with IPINTEL_METRICS=false, to price the counting;
  * - `keyed`: auth required, a key whose limit is never reached (every request
  *   authenticated and counted);
@@ -292,6 +294,7 @@ interface Variant {
 const SHARES: { name: string; of: string; over: string; goal: number | null }[] = [
   { name: "plain / uncounted (cost of counting)", of: "plain", over: "uncounted", goal: 0.95 },
   { name: "keyed / plain", of: "keyed", over: "plain", goal: 0.9 },
+  { name: "workers / parallel", of: "workers", over: "parallel", goal: null },
   { name: "get / plain", of: "get", over: "plain", goal: null },
   { name: "xml / plain", of: "xml", over: "plain", goal: 0.5 },
   { name: "csv / plain", of: "csv", over: "plain", goal: null },
@@ -339,6 +342,23 @@ async function main(): Promise<void> {
         label: "workers",
         server: serve("workers", open),
         what: `the same with the default workers (${navigator.hardwareConcurrency})`,
+      },
+      {
+        label: "parallel",
+        server: (() => {
+          const port = freePort();
+          return start("parallel", [
+            "serve",
+            "--parallel",
+            "-A",
+            "--port",
+            String(port),
+            "--host",
+            "127.0.0.1",
+            "bench/serve_parallel.ts",
+          ], port);
+        })(),
+        what: "the same handler under deno serve --parallel (each isolate its own data)",
       },
       {
         label: "uncounted",

@@ -58,9 +58,8 @@ export async function runServe(config: Config): Promise<number> {
   // The workers start while the data loads; a set is handed over once they listen.
   const started = pool?.start(workers, instance.port);
   started?.catch(() => {}); // a worker that fails to start stops the server (pool.failed)
-  // The server answers as soon as it has data; one process warms its caches between
-  // requests, workers each warm what they use (warming all would cost ~30 MB per isolate).
-  const shared = createSharedParts(pool ? "lazy" : "background");
+  // Warmed between requests: the server answers as soon as it has data.
+  const shared = createSharedParts("background");
   const data = serveData(config, stop, {
     load: () => openServedData(config, { share: pool !== null }),
     install: async (set) => {

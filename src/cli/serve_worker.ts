@@ -58,8 +58,8 @@ self.onmessage = (event: MessageEvent<ToWorker>) => {
 
 async function start(message: Extract<ToWorker, { type: "start" }>) {
   const config = Object.freeze(message.config);
-  // Caches warm on first use: warming all would cost each worker ~30 MB (see runServe).
-  const shared = createSharedParts("lazy");
+  // Warmed between requests (and while the main isolate still verifies the data).
+  const shared = createSharedParts("background");
   const instance = await startInstance(config, {
     writeLog: (text) => post({ type: "log", text }),
     sharedCounts: { buffer: message.counts, slice: message.slice },

@@ -64,11 +64,10 @@ export async function openServedData(
 }
 
 /**
- * The enrichment and user-agent caches. Country and time-zone facts cost an
- * ICU set-up on first use (about 0.4 ms each): `now` pays them all at once
- * (about 0.2 s), `background` in slices between requests, `lazy` on first use
- * only (memory: warming every entry costs each isolate about 30 MB of ICU data,
- * which with several workers counts once per worker).
+ * The enrichment and user-agent caches. Country facts cost an ICU set-up on
+ * first use (about 0.4 ms each; time zones come from a table): `now` pays them
+ * all at once (about 0.1 s), `background` in slices between requests, `lazy`
+ * on first use only.
  */
 export function createSharedParts(warm: "now" | "background" | "lazy" = "now"): SharedParts {
   const enrichment = createEnrichment({ warm: warm === "now" });

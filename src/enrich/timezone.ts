@@ -8,7 +8,7 @@
  */
 
 import type { TimeZoneInfo } from "../types.ts";
-import ZONE_ABBREVIATIONS from "./zone_abbreviations.json" with { type: "json" };
+import ZONE_TABLE from "./zone_table.json" with { type: "json" };
 
 /**
  * English locales asked, in order, for a short zone name. ICU gives most
@@ -230,12 +230,15 @@ export function timeZoneInfo(zone: string | null, now: Date): TimeZoneInfo {
 
 /** What the cache keeps per zone. */
 interface ZoneEntry {
-  formatter: Intl.DateTimeFormat;
+  /** The zone's segments from the zone table (null: not in it, ICU answers). */
+  segments: readonly Segment[] | null;
+  /** ICU's offset formatter, made when first needed. */
+  formatter: Intl.DateTimeFormat | null;
   /** UTC minute (epoch ms / 60000, floored) that `facts` hold for; NaN until computed. */
   minute: number;
   facts: ZoneFacts | null;
-  /** ICU's long names, which tell daylight time from standard time (see isDstAt). */
-  names: Intl.DateTimeFormat;
+  /** ICU's long names, which tell daylight time from standard time (see isDstAt); made when first needed. */
+  names: Intl.DateTimeFormat | null;
   /** Abbreviation per offset: a zone has one name per offset (EST at -5h, EDT at -4h). */
   abbrByOffset: Map<number, string>;
   /** The whole answer for UTC second `second` (epoch ms / 1000, floored): shared, frozen. */
@@ -266,13 +269,16 @@ export function createTimeZoneCache(): TimeZoneLookup {
     if (zone === null || !Number.isFinite(ms)) return noTimeZone();
     let entry = entries.get(zone);
     if (entry === undefined) {
-      const formatter = offsetFormatter(zone);
-      if (formatter === null) return noTimeZone();
+      // A zone of the table needs no formatter until an instant outside its years.
+      const segments = SEGMENTS.get(zone) ?? null;
+      const formatter = segments ? null : offsetFormatter(zone);
+      if (segments === null && formatter === null) return noTimeZone();
       entry = {
+        segments,
         formatter,
         minute: NaN,
         facts: null,
-        names: longNameFormatter(zone),
+        names: null,
         abbrByOffset: new Map(),
         second: NaN,
         info: null,
@@ -293,48 +299,101 @@ export function createTimeZoneCache(): TimeZoneLookup {
   };
 }
 
-/** Abbreviations by zone and offset (seconds), from zone_abbreviations_gen.ts. */
-const ABBREVIATIONS: Readonly<Record<string, Readonly<Record<string, string>>>> =
-  ZONE_ABBREVIATIONS;
+/**
+ * One stretch of a zone's time with the same facts: from `start` (epoch
+ * seconds) until the next segment's start.
+ */
+type Segment = readonly [start: number, offset: number, isDst: 0 | 1, abbr: string];
+
+/** What zone_table.json holds (written by zone_table_gen.ts). */
+interface ZoneTable {
+  /** The instants (epoch seconds) the segments cover: [from, to). */
+  from: number;
+  to: number;
+  zones: Record<string, Segment[]>;
+}
+
+const TABLE = ZONE_TABLE as unknown as ZoneTable;
+const SEGMENTS = new Map(Object.entries(TABLE.zones));
+
+/** The facts of the segment holding `ms`, or null outside the table's years. */
+function segmentFacts(segments: readonly Segment[], ms: number): ZoneFacts | null {
+  const seconds = Math.floor(ms / MS_PER_SECOND);
+  if (seconds < TABLE.from || seconds >= TABLE.to || segments.length === 0) return null;
+  let lo = 0;
+  let hi = segments.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (segments[mid]![0] <= seconds) lo = mid;
+    else hi = mid - 1;
+  }
+  const [, offset, isDst, abbr] = segments[lo]!;
+  return { offset, utc: formatOffset(offset, ":"), abbr, is_dst: isDst === 1 };
+}
+
+const MS_PER_DAY = 86_400_000;
 
 /**
- * Each zone's abbreviation for each offset it uses from 2025 to 2028, as
- * abbrAt gives it (the table zone_abbreviations_gen.ts writes).
+ * Each zone's segments between `fromMs` and `toMs` as ICU gives them: the
+ * offset and the long name are sampled daily, and where either changes the
+ * change is found to the minute (transitions fall on whole minutes); each
+ * segment's is_dst and abbreviation are what timeZoneInfo computes.
  */
-export function zoneAbbreviationTable(
-  zones: readonly string[],
-): Record<string, Record<string, string>> {
-  const table: Record<string, Record<string, string>> = {};
-  for (const zone of zones) {
+export function zoneTable(zones: readonly string[], fromMs: number, toMs: number): ZoneTable {
+  const table: ZoneTable = { from: fromMs / MS_PER_SECOND, to: toMs / MS_PER_SECOND, zones: {} };
+  for (const zone of [...zones].sort()) {
     const offsets = offsetFormatter(zone);
     if (offsets === null) continue;
-    const names: Record<string, string> = {};
-    for (let year = 2025; year <= 2028; year++) {
-      for (let month = 0; month < 12; month++) {
-        for (const day of [1, 15]) {
-          const ms = Date.UTC(year, month, day, 12);
-          const offset = offsetAt(offsets, ms);
-          names[offset] ??= abbrAt(zone, ms, offset);
-        }
+    const names = longNameFormatter(zone);
+    const state = (ms: number) => `${offsetAt(offsets, ms)} ${nameAt(names, ms)}`;
+    const segment = (ms: number): Segment => {
+      const offset = offsetAt(offsets, ms);
+      const isDst = isDstAt(offsets, names, ms, offset) ? 1 : 0;
+      return [ms / MS_PER_SECOND, offset, isDst, abbrAt(zone, ms, offset)];
+    };
+    const segments = [segment(fromMs)];
+    let current = state(fromMs);
+    for (let day = fromMs + MS_PER_DAY; day < toMs; day += MS_PER_DAY) {
+      if (state(day) === current) continue;
+      let same = day - MS_PER_DAY; // still `current`
+      let changed = day;
+      while (changed - same > MS_PER_MINUTE) {
+        const mid = same + Math.floor((changed - same) / 2 / MS_PER_MINUTE) * MS_PER_MINUTE;
+        if (state(mid) === current) same = mid;
+        else changed = mid;
       }
+      segments.push(segment(changed));
+      current = state(changed);
     }
-    table[zone] = names;
+    table.zones[zone] = segments;
   }
   return table;
 }
 
-/** Recomputes an entry's facts for the minute of `ms`, reusing its formatter and memos. */
+function nameAt(names: Intl.DateTimeFormat, ms: number): string {
+  return names.formatToParts(ms).find((p) => p.type === "timeZoneName")?.value ?? "";
+}
+
+/**
+ * Recomputes an entry's facts for the minute of `ms`: from the zone table
+ * when it covers the instant (no ICU work), else with the entry's formatters.
+ */
 function refresh(entry: ZoneEntry, zone: string, ms: number): ZoneFacts {
-  const abbr = (offset: number): string => {
-    let name = entry.abbrByOffset.get(offset);
-    if (name === undefined) {
-      // The table spares the eleven-locale search (and its ICU data) for known pairs.
-      name = ABBREVIATIONS[zone]?.[offset] ?? abbrAt(zone, ms, offset);
-      entry.abbrByOffset.set(offset, name);
-    }
-    return name;
-  };
-  const facts = zoneFacts(entry.formatter, entry.names, ms, abbr);
+  let facts = entry.segments ? segmentFacts(entry.segments, ms) : null;
+  if (facts === null) {
+    entry.formatter ??= offsetFormatter(zone);
+    entry.names ??= longNameFormatter(zone);
+    if (entry.formatter === null) throw new RangeError(`unknown time zone ${zone}`);
+    const abbr = (offset: number): string => {
+      let name = entry.abbrByOffset.get(offset);
+      if (name === undefined) {
+        name = abbrAt(zone, ms, offset);
+        entry.abbrByOffset.set(offset, name);
+      }
+      return name;
+    };
+    facts = zoneFacts(entry.formatter, entry.names, ms, abbr);
+  }
   entry.facts = facts;
   entry.minute = Math.floor(ms / MS_PER_MINUTE);
   return facts;

@@ -9,34 +9,9 @@
 
 import assert from "node:assert/strict";
 import { createTimeZoneCache } from "../../src/enrich/timezone.ts";
+import { zonesInCityDatabase } from "../../src/enrich/zone_table_gen.ts";
 import { DEFAULT_DATA_DIR } from "../_helpers.ts";
 import { askZoneinfo } from "./zoneinfo_oracle.ts";
-
-/**
- * The `time_zone` strings of a GeoLite2-City file. MMDB strings shorter than 29 bytes
- * are stored as one control byte 0x40 + length, then the text; longer ones as 0x5d
- * and (length - 29). Every zone id appears at least once in the data section.
- */
-function zonesInCityDatabase(bytes: Uint8Array): Set<string> {
-  const text = new TextDecoder("latin1").decode(bytes);
-  const zones = new Set<string>();
-  const candidate =
-    /(?:Africa|America|Antarctica|Arctic|Asia|Atlantic|Australia|Europe|Indian|Pacific|Etc)\/[A-Za-z_+\-]+(?:\/[A-Za-z_+\-]+)*/g;
-  for (const match of text.matchAll(candidate)) {
-    const at = match.index;
-    for (let end = match[0].length; end > 0; end--) {
-      const length = end;
-      const control = length < 29
-        ? bytes[at - 1] === (0x40 | length)
-        : bytes[at - 2] === 0x5d && bytes[at - 1] === length - 29;
-      if (control) {
-        zones.add(match[0].slice(0, end));
-        break;
-      }
-    }
-  }
-  return zones;
-}
 
 const cityZones = zonesInCityDatabase(
   await Deno.readFile(`${DEFAULT_DATA_DIR}/GeoLite2-City.mmdb`),

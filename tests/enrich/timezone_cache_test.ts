@@ -3,8 +3,9 @@ import {
   createTimeZoneCache,
   MAX_CACHED_ZONES,
   timeZoneInfo,
-  zoneAbbreviationTable,
+  zoneTable,
 } from "../../src/enrich/timezone.ts";
+import { TABLE_FROM, TABLE_TO, tableZones } from "../../src/enrich/zone_table_gen.ts";
 
 /** Instants (fixed clock) walking across minute boundaries and DST changes. */
 const SEQUENCES: Array<{ name: string; zone: string; instants: string[] }> = [
@@ -71,7 +72,7 @@ Deno.test("cache serves many zones interleaved with the same answers as timeZone
   }
 });
 
-Deno.test("cache warm call within the same minute creates and calls no Intl formatter", () => {
+Deno.test("cache: a zone of the table needs no Intl formatter within its years; past them ICU answers", () => {
   const cached = createTimeZoneCache();
   cached("Europe/Berlin", new Date("2026-07-15T12:00:05Z")); // cold: fills the entry
   const OriginalDTF = Intl.DateTimeFormat;
@@ -92,8 +93,12 @@ Deno.test("cache warm call within the same minute creates and calls no Intl form
     const warm = cached("Europe/Berlin", new Date("2026-07-15T12:00:59.999Z"));
     assert.equal(calls, 0);
     assert.equal(warm.current_time, "2026-07-15T14:00:59+02:00");
-    cached("Europe/Berlin", new Date("2026-07-15T12:01:00Z")); // next minute: recomputes
-    assert.ok(calls > 0, "the counters see the recomputation");
+    // Next minute: recomputed from the zone table, still without ICU.
+    assert.equal(cached("Europe/Berlin", new Date("2026-10-25T01:00:00Z")).abbr, "CET");
+    assert.equal(calls, 0);
+    // Past the table's years ICU answers (the counters see it).
+    assert.equal(cached("Europe/Berlin", new Date("2035-07-15T12:00:00Z")).abbr, "CEST");
+    assert.ok(calls > 0, "the counters see the ICU path");
   } finally {
     Intl.DateTimeFormat = OriginalDTF;
     OriginalDTF.prototype.formatToParts = originalFormatToParts;
@@ -144,17 +149,28 @@ Deno.test("cache at the last representable instant gives nulls, as timeZoneInfo 
   assert.equal(cached("Pacific/Kiritimati", end).offset, null);
 });
 
-Deno.test("the abbreviation table is what ICU says now, for every zone and offset (regenerate: zone_abbreviations_gen.ts)", async () => {
+Deno.test("the zone table is what ICU says now, for every zone (regenerate: deno task zones)", async () => {
   const stored = JSON.parse(
-    await Deno.readTextFile(new URL("../../src/enrich/zone_abbreviations.json", import.meta.url)),
+    await Deno.readTextFile(new URL("../../src/enrich/zone_table.json", import.meta.url)),
   );
-  const zones = Intl.supportedValuesOf("timeZone");
-  assert.deepEqual(stored, zoneAbbreviationTable(zones));
-  // And the cache, which reads the table, still answers as the from-scratch search does.
+  assert.deepEqual(stored, zoneTable(await tableZones(), TABLE_FROM, TABLE_TO));
+});
+
+Deno.test("the cache answers from the zone table as from ICU: each segment's start, the minute before, its middle", () => {
+  const table = JSON.parse(
+    Deno.readTextFileSync(new URL("../../src/enrich/zone_table.json", import.meta.url)),
+  ) as { zones: Record<string, [number, number, number, string][]> };
   const cache = createTimeZoneCache();
-  for (const at of ["2026-01-15T12:00:00Z", "2026-07-15T12:00:00Z"]) {
-    for (const zone of zones) {
-      assert.equal(cache(zone, new Date(at)).abbr, timeZoneInfo(zone, new Date(at)).abbr, zone);
-    }
+  for (const [zone, segments] of Object.entries(table.zones)) {
+    segments.forEach(([start], i) => {
+      const end = segments[i + 1]?.[0] ?? start + 86_400 * 30;
+      for (const at of [start, start - 60, Math.floor((start + end) / 2)]) {
+        if (at * 1000 < TABLE_FROM) continue;
+        const now = new Date(at * 1000);
+        const { current_time: _a, ...fromTable } = cache(zone, now);
+        const { current_time: _b, ...fromIcu } = timeZoneInfo(zone, now);
+        assert.deepEqual(fromTable, fromIcu, `${zone} at ${now.toISOString()}`);
+      }
+    });
   }
 });

@@ -1,0 +1,22 @@
+/**
+ * ipintel's handler as a `deno serve` module, for bench:http's comparison of
+ * `deno serve --parallel` (one isolate per CPU, each loading its own copy of
+ * the data) with ipintel's own workers (one shared copy, coordinated reload).
+ * Auth off, metrics and log as configured; not a supported way to run ipintel.
+ *
+ * Run: deno serve --parallel -A --port 8000 bench/serve_parallel.ts
+ *
+ * @module
+ */
+
+import { createServer } from "../src/cli/server.ts";
+import { createServices, createSharedParts } from "../src/cli/services.ts";
+import { loadConfig } from "../src/config.ts";
+
+const config = loadConfig({ ...Deno.env.toObject(), IPINTEL_AUTH: "off" });
+const server = createServer({ config, writeLog: (text) => console.log(text.trimEnd()) });
+server.install(await createServices(config, createSharedParts("lazy")));
+
+export default {
+  fetch: (request, info) => server.handler(request, info as Deno.ServeHandlerInfo<Deno.NetAddr>),
+} satisfies Deno.ServeDefaultExport;
