@@ -1,5 +1,6 @@
 /**
- * XML serialisation (decisions.md, "format"), built with fast-xml-parser's XMLBuilder.
+ * XML serialisation (decisions.md, "format"), written by hand over the JSON value
+ * (it was fast-xml-parser's XMLBuilder, which cost two thirds of an XML answer).
  *
  * - `<?xml version="1.0" encoding="UTF-8"?>` then the root element `response`.
  * - Objects become nested elements named as their keys (keys are the layout's names,
@@ -9,8 +10,7 @@
  * - Booleans are `true`/`false`; numbers are their JavaScript text; non-finite numbers
  *   (which JSON would print as null) become an empty element.
  *
- * Text: the builder's own entity processing is turned off and every string is escaped
- * here in a single pass (`&` `<` `>` `"` `'` as entities; CR as `&#13;` so that it
+ * Text: every string is escaped in a single pass (`&` `<` `>` `"` `'` as entities; CR as `&#13;` so that it
  * survives the parser's line-end normalisation), so nothing is escaped twice.
  * Characters that XML 1.0 does not allow at all (C0 controls other than tab, LF and
  * CR; U+FFFE; U+FFFF; lone surrogates) cannot be written even as character
@@ -18,7 +18,6 @@
  * well-formed XML 1.0 for any input string.
  */
 
-import { XMLBuilder } from "fast-xml-parser";
 import type { Json } from "../types.ts";
 
 /** The XML declaration that opens every document. */
@@ -60,54 +59,80 @@ export function escapeXmlText(text: string): string {
   return text.replace(NEEDS_WORK, replaceOne);
 }
 
-/** Turns one primitive into element text (the builder calls this for every text value). */
-function textOf(_name: string, value: unknown): string {
-  switch (typeof value) {
-    case "string":
-      return escapeXmlText(value);
-    case "number":
-      return Number.isFinite(value) ? String(value) : "";
-    case "boolean":
-      return value ? "true" : "false";
-    default:
-      return "";
-  }
-}
-
 /**
- * Element names written: ASCII XML names without a colon. This also keeps out the
- * builder's special keys (`#text`, `?xml`, `@_…`).
+ * Element names written: ASCII XML names without a colon (keys are the layout's
+ * names; anything else is a programming error, not input).
  */
 const ELEMENT_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 
-const builder = new XMLBuilder({
-  ignoreAttributes: true,
-  processEntities: false,
-  tagValueProcessor: textOf,
-  suppressEmptyNode: false,
-  format: false,
-});
+/** Names already checked (the layout's few dozen, and the envelope's). */
+const checkedNames = new Set<string>();
+const CHECKED_NAMES_LIMIT = 4096;
 
-type XmlTree = null | boolean | number | string | XmlTree[] | { [key: string]: XmlTree };
+function checkName(key: string): void {
+  if (checkedNames.has(key)) return;
+  if (!ELEMENT_NAME.test(key)) {
+    throw new Error(`Cannot write XML: ${JSON.stringify(key)} is not a valid element name`);
+  }
+  if (checkedNames.size < CHECKED_NAMES_LIMIT) checkedNames.add(key);
+}
 
 /**
- * Checks every key is an element name, and rewrites every array as `{ item: [...] }`
- * (returning the same object when there is no array below it).
+ * The content (the child elements) of each frozen object whose whole subtree is
+ * frozen: the lookup core shares such parts between answers (a place's
+ * geoLocation, a network's connection, a parsed user agent...), so each is
+ * written once. Weak: an entry lives exactly as long as the object.
  */
-function prepare(value: Json): XmlTree {
-  if (value === null || typeof value !== "object") return value;
-  if (Array.isArray(value)) return { [XML_ITEM]: value.map(prepare) };
-  let copy: { [key: string]: XmlTree } | null = null;
-  for (const key in value) {
-    if (!ELEMENT_NAME.test(key)) {
-      throw new Error(`Cannot write XML: ${JSON.stringify(key)} is not a valid element name`);
-    }
-    const child = value[key]!;
-    const wrapped = prepare(child);
-    if (wrapped !== child && copy === null) copy = { ...value };
-    if (copy !== null) copy[key] = wrapped;
+const contentOfFrozen = new WeakMap<object, string>();
+
+/** The text an element holds, and whether it may be remembered (its subtree is frozen). */
+let lastContentFrozen = true;
+
+/** One element `<name>…</name>` for `value` (`<name/>` for null). */
+function element(name: string, value: Json): string {
+  switch (typeof value) {
+    case "string":
+      return `<${name}>${escapeXmlText(value)}</${name}>`;
+    case "number":
+      return Number.isFinite(value) ? `<${name}>${value}</${name}>` : `<${name}></${name}>`;
+    case "boolean":
+      return value ? `<${name}>true</${name}>` : `<${name}>false</${name}>`;
   }
-  return copy ?? value;
+  if (value === null) return `<${name}/>`;
+  return `<${name}>${contentOf(value)}</${name}>`;
+}
+
+/**
+ * The child elements of an object (one per key) or of an array (one `item` per
+ * entry). Sets `lastContentFrozen` to whether the subtree is frozen throughout.
+ */
+function contentOf(value: Json[] | { [key: string]: Json }): string {
+  const frozen = Object.isFrozen(value);
+  if (frozen) {
+    const known = contentOfFrozen.get(value);
+    if (known !== undefined) {
+      lastContentFrozen = true;
+      return known;
+    }
+  }
+  let text = "";
+  let deep = frozen;
+  if (Array.isArray(value)) {
+    for (const entry of value) {
+      text += element(XML_ITEM, entry);
+      if (entry !== null && typeof entry === "object") deep &&= lastContentFrozen;
+    }
+  } else {
+    for (const key in value) {
+      checkName(key);
+      const child = value[key]!;
+      text += element(key, child);
+      if (child !== null && typeof child === "object") deep &&= lastContentFrozen;
+    }
+  }
+  if (deep) contentOfFrozen.set(value, text);
+  lastContentFrozen = deep;
+  return text;
 }
 
 /**
@@ -117,6 +142,5 @@ function prepare(value: Json): XmlTree {
  * // '<?xml version="1.0" encoding="UTF-8"?>\n<response><success>false</success><message>Nope</message></response>'
  */
 export function renderXml(root: { readonly [key: string]: Json }): string {
-  const tree = prepare(root as Json);
-  return `${XML_DECLARATION}\n${builder.build({ response: tree })}`;
+  return `${XML_DECLARATION}\n<response>${contentOf(root as { [key: string]: Json })}</response>`;
 }

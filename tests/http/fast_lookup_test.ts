@@ -41,13 +41,39 @@ const CASES: { path: string; headers?: Record<string, string>; fast: boolean }[]
   { path: "/ip/1.2.3", fast: false }, // errors are rendered by the app
   { path: "/ip/192.168.0.1", fast: false },
   { path: "/ip/81.2.69.142?get=city", fast: false },
-  { path: "/ip/81.2.69.142?format=xml", fast: false },
+  { path: "/ip/81.2.69.142?format=xml", fast: true },
+  { path: "/ip/81.2.69.142?format=csv", fast: true },
+  { path: "/ip/81.2.69.142?format=xml", headers: { "user-agent": CHROME }, fast: true },
+  { path: "/ip/2a02:ec0::1?format=xml", fast: true }, // non-ASCII in names
+  { path: "/ip/2a02:ec0::1?format=csv", fast: true },
+  { path: "/ip/::ffff:81.2.69.142?format=csv", headers: { "user-agent": CHROME }, fast: true },
+  { path: "/ip/1.1.1.1?format=xml", fast: true },
+  { path: "/ip/9.9.9.9?format=csv", fast: true },
+  { path: "/ip/1.2.3?format=xml", fast: false }, // errors in XML, by the app
+  { path: "/ip/192.168.0.1?format=csv", fast: false },
+  // Any other query is the app's: spelling, case, other or repeated parameters, encoding.
+  { path: "/ip/81.2.69.142?format=XML", fast: false },
+  { path: "/ip/81.2.69.142?format=json", fast: false },
+  { path: "/ip/81.2.69.142?format=xml&format=csv", fast: false },
+  { path: "/ip/81.2.69.142?format=csv&get=city", fast: false },
+  { path: "/ip/81.2.69.142?get=city&format=xml", fast: false },
+  { path: "/ip/81.2.69.142?format=xml&lang=de", fast: false },
+  { path: "/ip/81.2.69.142?format=xml&ua=curl/8", fast: false },
+  { path: "/ip/81.2.69.142?format=xml&apiKey=x", fast: false },
+  { path: "/ip/81.2.69.142?format=%78ml", fast: false },
+  { path: "/ip/81.2.69.142?format=xml&", fast: false },
+  { path: "/ip/81.2.69.142?format=xml#top", fast: false },
+  { path: "/ip/81.2.69.142?", fast: false },
+  { path: "/ip/81.2.69.142?format=", fast: false },
+  { path: "/ip/81.2.69.142?format=xml?", fast: false },
+  { path: "/ip/?format=xml", fast: false },
+  { path: "/ip/1.2.3.0/24?format=xml", fast: false },
   { path: "/ip/2a02%3Aec0%3A%3A1", fast: false },
   { path: "/ip/1.2.3.0/24", fast: false },
   { path: "/bulk/81.2.69.142", fast: false },
 ];
 
-Deno.test("the fast path answers plain GET /ip/{ip} exactly as the app does", async () => {
+Deno.test("the fast path answers plain GET /ip/{ip} (and ?format=xml|csv) exactly as the app does", async () => {
   for (const { path, headers, fast: expectFast } of CASES) {
     const request = () => new Request(`http://localhost${path}`, { headers });
     appCalls = 0;
