@@ -35,9 +35,15 @@ const VALUE_COLUMN = "value";
 /** A field that must be quoted: it holds the delimiter, a quote, CR or LF. */
 const NEEDS_QUOTES = /[",\r\n]/;
 
-/** One field as written: quoted, with its quotes doubled, when it needs it (RFC 4180). */
+/**
+ * One field as written: quoted, with its quotes doubled, when it needs it (RFC 4180),
+ * and lone surrogates as U+FFFD. Fields are separated by ASCII characters, so a
+ * surrogate can only pair within its field: making each field well-formed makes
+ * the body well-formed, and the field is where a remembered part's text is made.
+ */
 function field(text: string): string {
-  return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+  const safe = text.isWellFormed() ? text : text.toWellFormed();
+  return NEEDS_QUOTES.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
 }
 
 function cellOf(value: Json): string {
@@ -197,8 +203,7 @@ export function renderCsv(data: Json): string {
   // One lookup (the common case): no union of columns to take.
   const only = list.length === 1 ? list[0]! : null;
   const single = isPlainObject(only) && !isPlainObject(only.error ?? null) ? singleRow(only) : null;
-  const body = single ?? renderRows(list);
-  return body.isWellFormed() ? body : body.toWellFormed();
+  return single ?? renderRows(list);
 }
 
 /** Any rows: columns are the union, those of the rows that succeeded first. */

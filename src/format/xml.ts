@@ -85,54 +85,64 @@ function checkName(key: string): void {
  */
 const contentOfFrozen = new WeakMap<object, string>();
 
-/** The text an element holds, and whether it may be remembered (its subtree is frozen). */
-let lastContentFrozen = true;
-
-/** One element `<name>…</name>` for `value` (`<name/>` for null). */
-function element(name: string, value: Json): string {
+/** Writes one element `<name>…</name>` for `value` (`<name/>` for null); false when not deep-frozen. */
+function writeElement(name: string, value: Json, out: string[]): boolean {
   switch (typeof value) {
     case "string":
-      return `<${name}>${escapeXmlText(value)}</${name}>`;
+      out.push(`<${name}>${escapeXmlText(value)}</${name}>`);
+      return true;
     case "number":
-      return Number.isFinite(value) ? `<${name}>${value}</${name}>` : `<${name}></${name}>`;
+      out.push(Number.isFinite(value) ? `<${name}>${value}</${name}>` : `<${name}></${name}>`);
+      return true;
     case "boolean":
-      return value ? `<${name}>true</${name}>` : `<${name}>false</${name}>`;
+      out.push(value ? `<${name}>true</${name}>` : `<${name}>false</${name}>`);
+      return true;
   }
-  if (value === null) return `<${name}/>`;
-  return `<${name}>${contentOf(value)}</${name}>`;
+  if (value === null) {
+    out.push(`<${name}/>`);
+    return true;
+  }
+  out.push(`<${name}>`);
+  const deep = writeContent(value, out);
+  out.push(`</${name}>`);
+  return deep;
 }
 
 /**
- * The child elements of an object (one per key) or of an array (one `item` per
- * entry). Sets `lastContentFrozen` to whether the subtree is frozen throughout.
+ * Writes the child elements of an object (one per key) or of an array (one
+ * `item` per entry). Returns whether the subtree is frozen throughout; such a
+ * subtree's text is made once, as one flat string (a body assembled from many
+ * small strings cost the runtime more to send than to build), and remembered.
  */
-function contentOf(value: Json[] | { [key: string]: Json }): string {
-  const frozen = Object.isFrozen(value);
-  if (frozen) {
-    const known = contentOfFrozen.get(value);
-    if (known !== undefined) {
-      lastContentFrozen = true;
-      return known;
-    }
+function writeContent(value: Json[] | { [key: string]: Json }, out: string[]): boolean {
+  if (!Object.isFrozen(value)) {
+    writeChildren(value, out);
+    return false;
   }
-  let text = "";
-  let deep = frozen;
+  let text = contentOfFrozen.get(value);
+  if (text !== undefined) {
+    out.push(text);
+    return true;
+  }
+  const own: string[] = [];
+  const deep = writeChildren(value, own);
+  text = own.join("");
+  if (deep) contentOfFrozen.set(value, text);
+  out.push(text);
+  return deep;
+}
+
+function writeChildren(value: Json[] | { [key: string]: Json }, out: string[]): boolean {
+  let deep = true;
   if (Array.isArray(value)) {
-    for (const entry of value) {
-      text += element(XML_ITEM, entry);
-      if (entry !== null && typeof entry === "object") deep &&= lastContentFrozen;
-    }
+    for (const entry of value) deep = writeElement(XML_ITEM, entry, out) && deep;
   } else {
     for (const key in value) {
       checkName(key);
-      const child = value[key]!;
-      text += element(key, child);
-      if (child !== null && typeof child === "object") deep &&= lastContentFrozen;
+      deep = writeElement(key, value[key]!, out) && deep;
     }
   }
-  if (deep) contentOfFrozen.set(value, text);
-  lastContentFrozen = deep;
-  return text;
+  return deep;
 }
 
 /**
@@ -142,5 +152,10 @@ function contentOf(value: Json[] | { [key: string]: Json }): string {
  * // '<?xml version="1.0" encoding="UTF-8"?>\n<response><success>false</success><message>Nope</message></response>'
  */
 export function renderXml(root: { readonly [key: string]: Json }): string {
-  return `${XML_DECLARATION}\n<response>${contentOf(root as { [key: string]: Json })}</response>`;
+  const out = [XML_DECLARATION, "\n<response>"];
+  writeContent(root as { [key: string]: Json }, out);
+  out.push("</response>");
+  let body = "";
+  for (const piece of out) body += piece;
+  return body;
 }
