@@ -93,7 +93,7 @@ interface Flat {
   readonly header: string;
   /** `cells` written as fields. */
   readonly row: string;
-  /** Whether some key below holds a dot (so two paths could give one column name). */
+  /** Whether some key below is empty or holds a dot (so two paths could give one column name). */
   readonly dotted: boolean;
 }
 
@@ -124,7 +124,7 @@ function flatten(value: { [key: string]: Json }, prefix: string): Flat {
   let dotted = false;
   for (const key in value) {
     const child = value[key]!;
-    if (key.includes(".")) dotted = true;
+    if (key === "" || key.includes(".")) dotted = true;
     const column = prefix === "" ? key : `${prefix}.${key}`;
     if (isPlainObject(child)) {
       const inner = flatten(child, column);
@@ -164,8 +164,9 @@ function rowsOf(data: Json): readonly Json[] {
 function singleRow(row: { [key: string]: Json }): string | null {
   let header = "";
   let cells = "";
+  let first = true;
   for (const key in row) {
-    if (key.includes(".")) return null;
+    if (key === "" || key.includes(".")) return null;
     const child = row[key]!;
     let columnText: string;
     let cellText: string;
@@ -179,15 +180,16 @@ function singleRow(row: { [key: string]: Json }): string | null {
       columnText = field(key);
       cellText = field(typeof child === "string" ? textCell(key, child) : cellOf(child));
     }
-    if (header === "") {
+    if (first) {
       header = columnText;
       cells = cellText;
+      first = false;
     } else {
       header += `,${columnText}`;
       cells += `,${cellText}`;
     }
   }
-  if (header === "") return "";
+  if (first) return "";
   return `${header}${CSV_RECORD_DELIMITER}${cells}${CSV_RECORD_DELIMITER}`;
 }
 

@@ -4,7 +4,19 @@ import type { Json } from "../../src/types.ts";
 import { seededRandom } from "../_random.ts";
 import { HOSTILE } from "./_sample.ts";
 
-const KEYS = ["ip", "city", "a", "b_c", "x.y", "item", "data", "error", "status", "responseArray"];
+const KEYS = [
+  "",
+  "ip",
+  "city",
+  "a",
+  "b_c",
+  "x.y",
+  "item",
+  "data",
+  "error",
+  "status",
+  "responseArray",
+];
 const TEXTS = [...HOSTILE.map((h) => h.text), "plain", "-1", "+1", "=x", "@", "0", "true", "a,b"];
 
 /**
