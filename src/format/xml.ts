@@ -78,14 +78,19 @@ function checkName(key: string): void {
 }
 
 /**
- * The content (the child elements) of each frozen object whose whole subtree is
- * frozen: the lookup core shares such parts between answers (a place's
- * geoLocation, a network's connection, a parsed user agent...), so each is
- * written once. Weak: an entry lives exactly as long as the object.
+ * The element written for each frozen object or array whose whole subtree is
+ * frozen, with the name it was written under: the lookup core shares such parts
+ * between answers (a place's geoLocation, a network's connection, a parsed user
+ * agent...), so each is written once, as one flat string (a body assembled from
+ * many small strings cost the runtime more to send than to build). Weak: an
+ * entry lives exactly as long as the object.
  */
-const contentOfFrozen = new WeakMap<object, string>();
+const elementOfFrozen = new WeakMap<object, { readonly name: string; readonly text: string }>();
 
-/** Writes one element `<name>…</name>` for `value` (`<name/>` for null); false when not deep-frozen. */
+/**
+ * Writes one element `<name>…</name>` for `value` (`<name/>` for null). Returns
+ * whether its subtree is frozen throughout.
+ */
 function writeElement(name: string, value: Json, out: string[]): boolean {
   switch (typeof value) {
     case "string":
@@ -102,36 +107,30 @@ function writeElement(name: string, value: Json, out: string[]): boolean {
     out.push(`<${name}/>`);
     return true;
   }
-  out.push(`<${name}>`);
-  const deep = writeContent(value, out);
-  out.push(`</${name}>`);
+  if (!Object.isFrozen(value)) {
+    out.push(`<${name}>`);
+    writeChildren(value, out);
+    out.push(`</${name}>`);
+    return false;
+  }
+  const known = elementOfFrozen.get(value);
+  if (known !== undefined && known.name === name) {
+    out.push(known.text);
+    return true;
+  }
+  const own = [`<${name}>`];
+  const deep = writeChildren(value, own);
+  own.push(`</${name}>`);
+  const text = own.join("");
+  if (deep) elementOfFrozen.set(value, { name, text });
+  out.push(text);
   return deep;
 }
 
 /**
  * Writes the child elements of an object (one per key) or of an array (one
- * `item` per entry). Returns whether the subtree is frozen throughout; such a
- * subtree's text is made once, as one flat string (a body assembled from many
- * small strings cost the runtime more to send than to build), and remembered.
+ * `item` per entry); returns whether all of them are frozen throughout.
  */
-function writeContent(value: Json[] | { [key: string]: Json }, out: string[]): boolean {
-  if (!Object.isFrozen(value)) {
-    writeChildren(value, out);
-    return false;
-  }
-  let text = contentOfFrozen.get(value);
-  if (text !== undefined) {
-    out.push(text);
-    return true;
-  }
-  const own: string[] = [];
-  const deep = writeChildren(value, own);
-  text = own.join("");
-  if (deep) contentOfFrozen.set(value, text);
-  out.push(text);
-  return deep;
-}
-
 function writeChildren(value: Json[] | { [key: string]: Json }, out: string[]): boolean {
   let deep = true;
   if (Array.isArray(value)) {
@@ -153,7 +152,7 @@ function writeChildren(value: Json[] | { [key: string]: Json }, out: string[]): 
  */
 export function renderXml(root: { readonly [key: string]: Json }): string {
   const out = [XML_DECLARATION, "\n<response>"];
-  writeContent(root as { [key: string]: Json }, out);
+  writeChildren(root as { [key: string]: Json }, out);
   out.push("</response>");
   let body = "";
   for (const piece of out) body += piece;
