@@ -1,6 +1,7 @@
 /**
  * XML serialisation (decisions.md, "format"), written by hand over the JSON value
- * (it was fast-xml-parser's XMLBuilder, which cost two thirds of an XML answer).
+ * (it was fast-xml-parser's XMLBuilder, about two fifths of the JS time of an XML answer; it
+ * is kept in tests/format/_xml_reference.ts, which this must match byte for byte).
  *
  * - `<?xml version="1.0" encoding="UTF-8"?>` then the root element `response`.
  * - Objects become nested elements named as their keys (keys are the layout's names,
@@ -10,8 +11,9 @@
  * - Booleans are `true`/`false`; numbers are their JavaScript text; non-finite numbers
  *   (which JSON would print as null) become an empty element.
  *
- * Text: every string is escaped in a single pass (`&` `<` `>` `"` `'` as entities; CR as `&#13;` so that it
- * survives the parser's line-end normalisation), so nothing is escaped twice.
+ * Text: every string is escaped in a single pass (`&` `<` `>` `"` `'` as entities; CR
+ * as `&#13;` so that it survives the parser's line-end normalisation), so nothing is
+ * escaped twice.
  * Characters that XML 1.0 does not allow at all (C0 controls other than tab, LF and
  * CR; U+FFFE; U+FFFF; lone surrogates) cannot be written even as character
  * references, so each is replaced with U+FFFD REPLACEMENT CHARACTER. The output is
