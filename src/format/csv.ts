@@ -1,7 +1,7 @@
 /**
- * CSV serialisation (decisions.md, "format"), written by hand (it was csv-stringify,
- * about two fifths of the JS time of a CSV answer; it is kept in tests/format/_csv_reference.ts, which
- * this must match byte for byte).
+ * CSV serialisation (decisions.md, "format"), written by hand. It was csv-stringify,
+ * about two fifths of the JS time of a CSV answer; that one is kept in
+ * tests/format/_csv_reference.ts, which this must match byte for byte.
  *
  * - RFC 4180: comma-separated, CRLF after every record (the last one included),
  *   fields quoted with `"` when they hold a comma, a quote, CR or LF, quotes doubled.

@@ -1,7 +1,8 @@
 /**
- * XML serialisation (decisions.md, "format"), written by hand over the JSON value
- * (it was fast-xml-parser's XMLBuilder, about two fifths of the JS time of an XML answer; it
- * is kept in tests/format/_xml_reference.ts, which this must match byte for byte).
+ * XML serialisation (decisions.md, "format"), written by hand over the JSON value.
+ * It was fast-xml-parser's XMLBuilder, about two fifths of the JS time of an XML
+ * answer; that one is kept in tests/format/_xml_reference.ts, which this must match
+ * byte for byte.
  *
  * - `<?xml version="1.0" encoding="UTF-8"?>` then the root element `response`.
  * - Objects become nested elements named as their keys (keys are the layout's names,
