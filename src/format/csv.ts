@@ -90,10 +90,10 @@ interface Flat {
   readonly prefix: string;
   readonly columns: readonly string[];
   readonly cells: readonly string[];
-  /** `columns` written as header fields. */
-  readonly header: string;
-  /** `cells` written as fields. */
-  readonly row: string;
+  /** `columns` written as header fields (made only for a part that is remembered). */
+  readonly header: string | null;
+  /** `cells` written as fields (likewise). */
+  readonly row: string | null;
   /** Whether some key below is empty or holds a dot (so two paths could give one column name). */
   readonly dotted: boolean;
 }
@@ -143,8 +143,8 @@ function flatten(value: { [key: string]: Json }, prefix: string): Flat {
     prefix,
     columns,
     cells,
-    header: columns.map(field).join(","),
-    row: cells.map(field).join(","),
+    header: deep ? columns.map(field).join(",") : null,
+    row: deep ? cells.map(field).join(",") : null,
     dotted,
   };
   if (deep) flatOfFrozen.set(value, flat);
@@ -175,8 +175,8 @@ function singleRow(row: { [key: string]: Json }): string | null {
       const flat = flatten(child, key);
       if (flat.dotted) return null;
       if (flat.columns.length === 0) continue;
-      columnText = flat.header;
-      cellText = flat.row;
+      columnText = flat.header ?? flat.columns.map(field).join(",");
+      cellText = flat.row ?? flat.cells.map(field).join(",");
     } else {
       columnText = field(key);
       cellText = field(typeof child === "string" ? textCell(key, child) : cellOf(child));
