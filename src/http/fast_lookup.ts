@@ -2,8 +2,8 @@
  * The API's most common requests, `GET /ip/{ip}` with no body or encoded
  * characters and no query but `format=xml`, `format=csv` (exactly that, lower
  * case) or `get=` with plain names, answered without the framework: Hono's
- * routing and context cost about a fifth of the server's throughput on this
- * request, and two fifths of an XML or CSV answer's.
+ * routing and context cost about a fifth of the server's throughput on the
+ * plain request.
  * It produces exactly what the app produces (a test holds the two against each
  * other); everything else, and every error, goes to the app.
  */
