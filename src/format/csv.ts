@@ -1,5 +1,7 @@
 /**
- * CSV serialisation (decisions.md, "format"), written with csv-stringify.
+ * CSV serialisation (decisions.md, "format"), written by hand. It was csv-stringify,
+ * about two fifths of the JS time of a CSV answer; that one is kept in
+ * tests/format/_csv_reference.ts, which this must match byte for byte.
  *
  * - RFC 4180: comma-separated, CRLF after every record (the last one included),
  *   fields quoted with `"` when they hold a comma, a quote, CR or LF, quotes doubled.
@@ -23,7 +25,6 @@
  * "-0300") and dial codes (`dial_code` "+1").
  */
 
-import { stringify } from "csv-stringify/sync";
 import type { Json } from "../types.ts";
 
 /** The record delimiter (RFC 4180). */
@@ -32,17 +33,19 @@ export const CSV_RECORD_DELIMITER = "\r\n";
 /** Column name of a row that is not an object (not produced by the service itself). */
 const VALUE_COLUMN = "value";
 
-const STRINGIFY_OPTIONS = {
-  delimiter: ",",
-  record_delimiter: CSV_RECORD_DELIMITER,
-  // Quote any field holding CR or LF, not only one holding the whole CRLF. csv-stringify
-  // turns this off when `record_delimiter` is given, which would let a lone LF through.
-  quote_record_delimiter: true,
-  quote: '"',
-  escape: '"',
-  eof: true,
-  bom: false,
-} as const;
+/** A field that must be quoted: it holds the delimiter, a quote, CR or LF. */
+const NEEDS_QUOTES = /[",\r\n]/;
+
+/**
+ * One field as written: quoted, with its quotes doubled, when it needs it (RFC 4180),
+ * and lone surrogates as U+FFFD. Fields are separated by ASCII characters, so a
+ * surrogate can only pair within its field: making each field well-formed makes
+ * the body well-formed, and the field is where a remembered part's text is made.
+ */
+function field(text: string): string {
+  const safe = text.isWellFormed() ? text : text.toWellFormed();
+  return NEEDS_QUOTES.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
+}
 
 function cellOf(value: Json): string {
   switch (typeof value) {
@@ -79,18 +82,74 @@ function isPlainObject(value: Json): value is { [key: string]: Json } {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
-/** Adds the cells of one (possibly nested) object, column names joined with dots. */
-function flatten(
-  value: { [key: string]: Json },
-  prefix: string,
-  cells: Map<string, string>,
-): void {
+/**
+ * The flattened cells of one object under a column prefix: column names, cells
+ * (neutralised, not yet quoted), and both as written (fields joined with commas).
+ */
+interface Flat {
+  readonly prefix: string;
+  readonly columns: readonly string[];
+  readonly cells: readonly string[];
+  /** `columns` written as header fields (made only for a part that is remembered). */
+  readonly header: string | null;
+  /** `cells` written as fields (likewise). */
+  readonly row: string | null;
+  /** Whether some key below is empty or holds a dot (so two paths could give one column name). */
+  readonly dotted: boolean;
+}
+
+/**
+ * The flattening of each frozen object whose whole subtree is frozen: the lookup
+ * core shares such parts between answers (a place's geoLocation, a network's
+ * connection, a parsed user agent...), so each is written once per column
+ * prefix it is met under. Weak: an entry lives exactly as long as the object.
+ */
+const flatOfFrozen = new WeakMap<object, Flat>();
+
+/** Whether the subtree last flattened was frozen throughout. */
+let lastFlatFrozen = true;
+
+/** Flattens one (possibly nested) object, column names joined with dots. */
+function flatten(value: { [key: string]: Json }, prefix: string): Flat {
+  const frozen = Object.isFrozen(value);
+  if (frozen) {
+    const known = flatOfFrozen.get(value);
+    if (known !== undefined && known.prefix === prefix) {
+      lastFlatFrozen = true;
+      return known;
+    }
+  }
+  const columns: string[] = [];
+  const cells: string[] = [];
+  let deep = frozen;
+  let dotted = false;
   for (const key in value) {
     const child = value[key]!;
+    if (key === "" || key.includes(".")) dotted = true;
     const column = prefix === "" ? key : `${prefix}.${key}`;
-    if (isPlainObject(child)) flatten(child, column, cells);
-    else cells.set(column, typeof child === "string" ? textCell(key, child) : cellOf(child));
+    if (isPlainObject(child)) {
+      const inner = flatten(child, column);
+      deep &&= lastFlatFrozen;
+      dotted ||= inner.dotted;
+      for (const c of inner.columns) columns.push(c);
+      for (const c of inner.cells) cells.push(c);
+    } else {
+      if (Array.isArray(child)) deep = false; // written as JSON text: not remembered
+      columns.push(column);
+      cells.push(typeof child === "string" ? textCell(key, child) : cellOf(child));
+    }
   }
+  const flat: Flat = {
+    prefix,
+    columns,
+    cells,
+    header: deep ? columns.map(field).join(",") : null,
+    row: deep ? cells.map(field).join(",") : null,
+    dotted,
+  };
+  if (deep) flatOfFrozen.set(value, flat);
+  lastFlatFrozen = deep;
+  return flat;
 }
 
 /** The rows of a `data` object: `responseArray`'s entries for bulk, else `data` itself. */
@@ -102,6 +161,39 @@ function rowsOf(data: Json): readonly Json[] {
   return [data];
 }
 
+/** A single object row whose columns cannot repeat: its parts' written text, joined. */
+function singleRow(row: { [key: string]: Json }): string | null {
+  let header = "";
+  let cells = "";
+  let first = true;
+  for (const key in row) {
+    if (key === "" || key.includes(".")) return null;
+    const child = row[key]!;
+    let columnText: string;
+    let cellText: string;
+    if (isPlainObject(child)) {
+      const flat = flatten(child, key);
+      if (flat.dotted) return null;
+      if (flat.columns.length === 0) continue;
+      columnText = flat.header ?? flat.columns.map(field).join(",");
+      cellText = flat.row ?? flat.cells.map(field).join(",");
+    } else {
+      columnText = field(key);
+      cellText = field(typeof child === "string" ? textCell(key, child) : cellOf(child));
+    }
+    if (first) {
+      header = columnText;
+      cells = cellText;
+      first = false;
+    } else {
+      header += `,${columnText}`;
+      cells += `,${cellText}`;
+    }
+  }
+  if (first) return "";
+  return `${header}${CSV_RECORD_DELIMITER}${cells}${CSV_RECORD_DELIMITER}`;
+}
+
 /**
  * Serialises a `data` object as CSV: header row then one row per item. Returns the
  * empty string when there are no columns at all (an empty bulk list).
@@ -110,12 +202,25 @@ function rowsOf(data: Json): readonly Json[] {
  * // "ip,security.isTor\r\n1.1.1.1,false\r\n"
  */
 export function renderCsv(data: Json): string {
+  const list = rowsOf(data);
+  // One lookup (the common case): no union of columns to take.
+  const only = list.length === 1 ? list[0]! : null;
+  const single = isPlainObject(only) && !isPlainObject(only.error ?? null) ? singleRow(only) : null;
+  return single ?? renderRows(list);
+}
+
+/** Any rows: columns are the union, those of the rows that succeeded first. */
+function renderRows(list: readonly Json[]): string {
   const rows: Map<string, string>[] = [];
   const failed: boolean[] = [];
-  for (const row of rowsOf(data)) {
+  for (const row of list) {
     const cells = new Map<string, string>();
-    if (isPlainObject(row)) flatten(row, "", cells);
-    else cells.set(VALUE_COLUMN, typeof row === "string" ? textCell("", row) : cellOf(row));
+    if (isPlainObject(row)) {
+      const flat = flatten(row, "");
+      flat.columns.forEach((column, i) => cells.set(column, flat.cells[i]!));
+    } else {
+      cells.set(VALUE_COLUMN, typeof row === "string" ? textCell("", row) : cellOf(row));
+    }
     rows.push(cells);
     failed.push(isPlainObject(row) && isPlainObject(row.error ?? null));
   }
@@ -128,8 +233,11 @@ export function renderCsv(data: Json): string {
   }
   if (columns.size === 0) return "";
   const header = [...columns];
-  const records: string[][] = [header];
-  for (const cells of rows) records.push(header.map((column) => cells.get(column) ?? ""));
-  const body = stringify(records, STRINGIFY_OPTIONS);
-  return body.isWellFormed() ? body : body.toWellFormed();
+  let body = `${header.map(field).join(",")}${CSV_RECORD_DELIMITER}`;
+  for (const cells of rows) {
+    body += `${
+      header.map((column) => field(cells.get(column) ?? "")).join(",")
+    }${CSV_RECORD_DELIMITER}`;
+  }
+  return body;
 }

@@ -1,5 +1,8 @@
 /**
- * XML serialisation (decisions.md, "format"), built with fast-xml-parser's XMLBuilder.
+ * XML serialisation (decisions.md, "format"), written by hand over the JSON value.
+ * It was fast-xml-parser's XMLBuilder, about two fifths of the JS time of an XML
+ * answer; that one is kept in tests/format/_xml_reference.ts, which this must match
+ * byte for byte.
  *
  * - `<?xml version="1.0" encoding="UTF-8"?>` then the root element `response`.
  * - Objects become nested elements named as their keys (keys are the layout's names,
@@ -9,16 +12,15 @@
  * - Booleans are `true`/`false`; numbers are their JavaScript text; non-finite numbers
  *   (which JSON would print as null) become an empty element.
  *
- * Text: the builder's own entity processing is turned off and every string is escaped
- * here in a single pass (`&` `<` `>` `"` `'` as entities; CR as `&#13;` so that it
- * survives the parser's line-end normalisation), so nothing is escaped twice.
+ * Text: every string is escaped in a single pass (`&` `<` `>` `"` `'` as entities; CR
+ * as `&#13;` so that it survives the parser's line-end normalisation), so nothing is
+ * escaped twice.
  * Characters that XML 1.0 does not allow at all (C0 controls other than tab, LF and
  * CR; U+FFFE; U+FFFF; lone surrogates) cannot be written even as character
  * references, so each is replaced with U+FFFD REPLACEMENT CHARACTER. The output is
  * well-formed XML 1.0 for any input string.
  */
 
-import { XMLBuilder } from "fast-xml-parser";
 import type { Json } from "../types.ts";
 
 /** The XML declaration that opens every document. */
@@ -60,54 +62,89 @@ export function escapeXmlText(text: string): string {
   return text.replace(NEEDS_WORK, replaceOne);
 }
 
-/** Turns one primitive into element text (the builder calls this for every text value). */
-function textOf(_name: string, value: unknown): string {
-  switch (typeof value) {
-    case "string":
-      return escapeXmlText(value);
-    case "number":
-      return Number.isFinite(value) ? String(value) : "";
-    case "boolean":
-      return value ? "true" : "false";
-    default:
-      return "";
-  }
-}
-
 /**
- * Element names written: ASCII XML names without a colon. This also keeps out the
- * builder's special keys (`#text`, `?xml`, `@_…`).
+ * Element names written: ASCII XML names without a colon (keys are the layout's
+ * names; anything else is a programming error, not input).
  */
 const ELEMENT_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 
-const builder = new XMLBuilder({
-  ignoreAttributes: true,
-  processEntities: false,
-  tagValueProcessor: textOf,
-  suppressEmptyNode: false,
-  format: false,
-});
+/** Names already checked (the layout's few dozen, and the envelope's). */
+const checkedNames = new Set<string>();
+const CHECKED_NAMES_LIMIT = 4096;
 
-type XmlTree = null | boolean | number | string | XmlTree[] | { [key: string]: XmlTree };
+function checkName(key: string): void {
+  if (checkedNames.has(key)) return;
+  if (!ELEMENT_NAME.test(key)) {
+    throw new Error(`Cannot write XML: ${JSON.stringify(key)} is not a valid element name`);
+  }
+  if (checkedNames.size < CHECKED_NAMES_LIMIT) checkedNames.add(key);
+}
 
 /**
- * Checks every key is an element name, and rewrites every array as `{ item: [...] }`
- * (returning the same object when there is no array below it).
+ * The element written for each frozen object or array whose whole subtree is
+ * frozen, with the name it was written under: the lookup core shares such parts
+ * between answers (a place's geoLocation, a network's connection, a parsed user
+ * agent...), so each is written once, as one flat string (a body assembled from
+ * many small strings cost the runtime more to send than to build). Weak: an
+ * entry lives exactly as long as the object.
  */
-function prepare(value: Json): XmlTree {
-  if (value === null || typeof value !== "object") return value;
-  if (Array.isArray(value)) return { [XML_ITEM]: value.map(prepare) };
-  let copy: { [key: string]: XmlTree } | null = null;
-  for (const key in value) {
-    if (!ELEMENT_NAME.test(key)) {
-      throw new Error(`Cannot write XML: ${JSON.stringify(key)} is not a valid element name`);
-    }
-    const child = value[key]!;
-    const wrapped = prepare(child);
-    if (wrapped !== child && copy === null) copy = { ...value };
-    if (copy !== null) copy[key] = wrapped;
+const elementOfFrozen = new WeakMap<object, { readonly name: string; readonly text: string }>();
+
+/**
+ * Writes one element `<name>…</name>` for `value` (`<name/>` for null). Returns
+ * whether its subtree is frozen throughout.
+ */
+function writeElement(name: string, value: Json, out: string[]): boolean {
+  switch (typeof value) {
+    case "string":
+      out.push(`<${name}>${escapeXmlText(value)}</${name}>`);
+      return true;
+    case "number":
+      out.push(Number.isFinite(value) ? `<${name}>${value}</${name}>` : `<${name}></${name}>`);
+      return true;
+    case "boolean":
+      out.push(value ? `<${name}>true</${name}>` : `<${name}>false</${name}>`);
+      return true;
   }
-  return copy ?? value;
+  if (value === null) {
+    out.push(`<${name}/>`);
+    return true;
+  }
+  if (!Object.isFrozen(value)) {
+    out.push(`<${name}>`);
+    writeChildren(value, out);
+    out.push(`</${name}>`);
+    return false;
+  }
+  const known = elementOfFrozen.get(value);
+  if (known !== undefined && known.name === name) {
+    out.push(known.text);
+    return true;
+  }
+  const own = [`<${name}>`];
+  const deep = writeChildren(value, own);
+  own.push(`</${name}>`);
+  const text = own.join("");
+  if (deep) elementOfFrozen.set(value, { name, text });
+  out.push(text);
+  return deep;
+}
+
+/**
+ * Writes the child elements of an object (one per key) or of an array (one
+ * `item` per entry); returns whether all of them are frozen throughout.
+ */
+function writeChildren(value: Json[] | { [key: string]: Json }, out: string[]): boolean {
+  let deep = true;
+  if (Array.isArray(value)) {
+    for (const entry of value) deep = writeElement(XML_ITEM, entry, out) && deep;
+  } else {
+    for (const key in value) {
+      checkName(key);
+      deep = writeElement(key, value[key]!, out) && deep;
+    }
+  }
+  return deep;
 }
 
 /**
@@ -117,6 +154,10 @@ function prepare(value: Json): XmlTree {
  * // '<?xml version="1.0" encoding="UTF-8"?>\n<response><success>false</success><message>Nope</message></response>'
  */
 export function renderXml(root: { readonly [key: string]: Json }): string {
-  const tree = prepare(root as Json);
-  return `${XML_DECLARATION}\n${builder.build({ response: tree })}`;
+  const out = [XML_DECLARATION, "\n<response>"];
+  writeChildren(root as { [key: string]: Json }, out);
+  out.push("</response>");
+  let body = "";
+  for (const piece of out) body += piece;
+  return body;
 }

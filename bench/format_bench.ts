@@ -1,0 +1,55 @@
+/**
+ * Rendering one lookup result per format: the JSON envelope (result_json.ts),
+ * XML and CSV (renderSuccess), and the library-built XML and CSV writers they
+ * replaced (tests/format/_xml_reference.ts, _csv_reference.ts), on the same
+ * results. One group, JSON as the baseline.
+ *
+ * Run: `deno bench --allow-read --allow-write --allow-env bench/format_bench.ts` (the
+ * fixture data is written to a temporary directory).
+ *
+ * The results come from the test fixtures' lookup (London with a desktop
+ * Chrome user agent, Berlin over IPv6, an ASN-only and a registered-country
+ * address), so their shared parts are frozen and remembered as in the server.
+ *
+ * @module
+ */
+
+import { renderSuccess } from "../src/format/render.ts";
+import { resultEnvelopeJson } from "../src/format/result_json.ts";
+import type { Json, LookupResult } from "../src/types.ts";
+import { fixtureLookup } from "../tests/_helpers.ts";
+import { referenceCsv } from "../tests/format/_csv_reference.ts";
+import { referenceXml } from "../tests/format/_xml_reference.ts";
+
+const lookup = await fixtureLookup();
+const CHROME =
+  "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36";
+const RESULTS: LookupResult[] = [
+  lookup("81.2.69.142", { userAgent: CHROME }),
+  lookup("2a02:ec0::1", { userAgent: CHROME }),
+  lookup("9.9.9.9", { userAgent: CHROME }),
+  lookup("1.1.1.1", { userAgent: CHROME }),
+];
+const DATA = RESULTS.map((r) => r as unknown as Json);
+
+let sink = 0;
+
+Deno.bench("json envelope", { group: "format", baseline: true }, () => {
+  for (const r of RESULTS) sink += resultEnvelopeJson(r).length;
+});
+Deno.bench("xml", { group: "format" }, () => {
+  for (const d of DATA) sink += renderSuccess(d, "xml").body.length;
+});
+Deno.bench("csv", { group: "format" }, () => {
+  for (const d of DATA) sink += renderSuccess(d, "csv").body.length;
+});
+Deno.bench("xml, fast-xml-parser XMLBuilder (before)", { group: "format" }, () => {
+  for (const d of DATA) sink += referenceXml({ success: true, data: d }).length;
+});
+Deno.bench("csv, csv-stringify (before)", { group: "format" }, () => {
+  for (const d of DATA) sink += referenceCsv(d).length;
+});
+
+addEventListener("unload", () => {
+  if (sink < 0) console.log(sink);
+});
