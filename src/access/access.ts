@@ -37,6 +37,8 @@ const UNAUTHORIZED_MESSAGE =
   "Invalid or missing API key: send a valid key in the X-API-Key header, as Authorization: Bearer, or in the apiKey query parameter";
 
 export class AccessControl {
+  private readonly keyCallers = new WeakMap<object, Caller>();
+
   constructor(
     private readonly policy: AccessPolicy,
     private readonly keys: KeyTable,
@@ -60,12 +62,18 @@ export class AccessControl {
     if (key !== null) {
       const record = this.keys.find(key);
       if (!record) throw new UnauthorizedError(UNAUTHORIZED_MESSAGE);
-      return {
-        id: `key:${record.id}`,
-        label: "this API key",
-        limit: record.limit ?? this.policy.rateLimit,
-        window: record.window ?? this.policy.rateWindow,
-      };
+      // One caller per key record (a new table brings new records), not one per request.
+      let caller = this.keyCallers.get(record);
+      if (caller === undefined) {
+        caller = Object.freeze({
+          id: `key:${record.id}`,
+          label: "this API key",
+          limit: record.limit ?? this.policy.rateLimit,
+          window: record.window ?? this.policy.rateWindow,
+        });
+        this.keyCallers.set(record, caller);
+      }
+      return caller;
     }
     if (mode === "required") throw new UnauthorizedError(UNAUTHORIZED_MESSAGE);
     return {

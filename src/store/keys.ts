@@ -8,7 +8,7 @@
  * every change so that servers notice revocations without scanning.
  */
 
-import { createHash } from "node:crypto";
+import { sha256Hex } from "./sha256.ts";
 
 export const KEY_PREFIX = "ipi_";
 const KEY_BYTES = 24;
@@ -61,9 +61,9 @@ function generateKey(): string {
   return KEY_PREFIX + btoa(binary).replaceAll("+", "-").replaceAll("/", "_");
 }
 
-/** Hex SHA-256 of a key (synchronous: it runs on the request path). */
+/** Hex SHA-256 of a key (synchronous, allocation-light: it runs on every keyed request). */
 export function hashKey(key: string): string {
-  return createHash("sha256").update(key).digest("hex");
+  return sha256Hex(key);
 }
 
 /**
