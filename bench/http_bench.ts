@@ -24,7 +24,10 @@
  * ratios over the rounds is the figure (the ceiling is one process: `workers`
  * is compared with what one bare process does). Ratios between variants (keyed/plain,
  * plain/uncounted, xml/plain) are taken within a round, then the median.
- * Latency percentiles (p50, p99) are wrk's, medians over the rounds.
+ * Latency percentiles (p50, p99) are wrk's, medians over the rounds. CPU
+ * µs/request is the server process's CPU time (all threads, from /proc) over
+ * the requests it answered: steadier than throughput on a shared machine,
+ * and the per-request cost that workers cannot change.
  *
  * Each run also shows the "other load": cores used during the run by
  * processes other than this bench, wrk and the server under test (from
@@ -172,6 +175,8 @@ interface WrkResult {
   non2xx: number;
   socketErrors: string | null;
   statusLine: string | null;
+  /** CPU time the server process used per request (all its threads), in µs. */
+  cpuUs: number | null;
   /** wrk's latency percentiles, in ms. */
   p50: number | null;
   p99: number | null;
@@ -202,11 +207,8 @@ async function wrk(server: Server, script: string, seconds: number): Promise<Wrk
     ],
     stdin: "null",
   }).output();
-  const load = otherLoad(
-    before,
-    readCpuTicks(server.child.pid),
-    (performance.now() - started) / 1000,
-  );
+  const after = readCpuTicks(server.child.pid);
+  const load = otherLoad(before, after, (performance.now() - started) / 1000);
   const output = new TextDecoder().decode(stdout) + new TextDecoder().decode(stderr);
   if (code !== 0) throw new Error(`wrk failed (exit ${code}):\n${output}`);
   const rps = /Requests\/sec:\s+([\d.]+)/.exec(output);
@@ -219,6 +221,9 @@ async function wrk(server: Server, script: string, seconds: number): Promise<Wrk
     non2xx: Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(output)?.[1] ?? 0),
     socketErrors: /Socket errors:.*/.exec(output)?.[0] ?? null,
     statusLine: /^STATUS .*/m.exec(output)?.[0] ?? null,
+    cpuUs: before && after
+      ? (after.server - before.server) * (1e6 / TICKS_PER_SECOND) / Number(total[1])
+      : null,
     p50: latencyMs(output, "50"),
     p99: latencyMs(output, "99"),
     output,
@@ -431,6 +436,8 @@ async function main(): Promise<void> {
     const ratios = new Map(variants.map((v) => [v.label, [] as number[]]));
     const p50s = new Map(variants.map((v) => [v.label, [] as number[]]));
     const p99s = new Map(variants.map((v) => [v.label, [] as number[]]));
+    const cpus = new Map(variants.map((v) => [v.label, [] as number[]]));
+    const ceilingCpus: number[] = [];
     const shares = new Map(SHARES.map((s) => [s.name, [] as number[]]));
     let non2xx = 0;
     let loaded = false;
@@ -461,6 +468,8 @@ async function main(): Promise<void> {
         roundRatios.set(variant.label, ratio);
         if (own.p50 !== null) p50s.get(variant.label)!.push(own.p50);
         if (own.p99 !== null) p99s.get(variant.label)!.push(own.p99);
+        if (own.cpuUs !== null) cpus.get(variant.label)!.push(own.cpuUs);
+        if (after.cpuUs !== null) ceilingCpus.push(after.cpuUs);
         console.log(
           `${String(round).padStart(5)}  ${variant.label.padEnd(10)} ${
             fmt(before.requestsPerSecond)
@@ -478,13 +487,19 @@ async function main(): Promise<void> {
         if (of !== undefined && over !== undefined) shares.get(share.name)!.push(of / over);
       }
     }
-    console.log("\nvariant     share of ceiling (median)   p50 ms   p99 ms");
+    console.log(
+      "\nvariant     share of ceiling (median)   p50 ms   p99 ms   CPU µs/request (ceiling: " +
+        `${medianOrNull(ceilingCpus)?.toFixed(1) ?? "n/a"})`,
+    );
     for (const v of variants) {
       const goal = GOALS[v.label];
+      const cpu = medianOrNull(cpus.get(v.label)!);
       console.log(
         `${v.label.padEnd(10)}  ${median(ratios.get(v.label)!).toFixed(3).padStart(8)}${
           goal ? ` (goal ≥ ${goal})` : "".padEnd(13)
-        }      ${ms(medianOrNull(p50s.get(v.label)!))}   ${ms(medianOrNull(p99s.get(v.label)!))}`,
+        }      ${ms(medianOrNull(p50s.get(v.label)!))}   ${
+          ms(medianOrNull(p99s.get(v.label)!))
+        }   ${cpu === null ? "n/a" : cpu.toFixed(1).padStart(6)}`,
       );
     }
     for (const share of SHARES) {
