@@ -33,11 +33,11 @@ self.onmessage = (event: MessageEvent<ToWorker>) => {
         try {
           const services = await createServices(config, shared, message.files);
           instance.server.install(services);
-          post({ type: "installed" });
+          post({ type: "installed", error: null });
         } catch (error) {
           post({
-            type: "install-failed",
-            message: error instanceof Error ? error.message : String(error),
+            type: "installed",
+            error: error instanceof Error ? error.message : String(error),
           });
         }
       });

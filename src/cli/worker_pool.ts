@@ -26,9 +26,7 @@ class WorkerHandle {
     this.#worker.onmessage = (event: MessageEvent<FromWorker>) => {
       const message = event.data;
       if (message.type === "log") return writeLog(message.text);
-      const waiter = this.#waiting.get(message.type)?.shift();
-      if (waiter) waiter(message);
-      if (message.type === "install-failed" && !waiter) onFailure(message.message);
+      this.#waiting.get(message.type)?.shift()?.(message);
     };
     this.#worker.onerror = (event) => {
       event.preventDefault();
@@ -79,12 +77,10 @@ export class WorkerPool {
   /** Hands a verified data set to every worker; resolves once all serve it. */
   async install(set: DataSet): Promise<void> {
     if (!set.files) throw new Error("The data set was not opened for sharing");
-    const replies = this.#workers.map((worker) =>
-      Promise.race([worker.next("installed"), worker.next("install-failed")])
-    );
+    const replies = this.#workers.map((worker) => worker.next("installed"));
     for (const worker of this.#workers) worker.post({ type: "data", files: set.files });
     for (const reply of await Promise.all(replies)) {
-      if (reply.type === "install-failed") throw new Error(reply.message);
+      if (reply.error !== null) throw new Error(reply.error);
     }
   }
 

@@ -23,8 +23,8 @@ export type ToWorker =
 /** From a worker to the main isolate. */
 export type FromWorker =
   | { type: "listening"; port: number }
-  | { type: "installed" }
-  | { type: "install-failed"; message: string }
+  /** A data set handed over is served now, or (error) was not installed. */
+  | { type: "installed"; error: string | null }
   /** Access log text (whole lines), written by the main isolate so lines never interleave. */
   | { type: "log"; text: string }
   /** The stop began: requests then in flight. */
