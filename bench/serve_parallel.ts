@@ -15,7 +15,7 @@ import { loadConfig } from "../src/config.ts";
 
 const config = loadConfig({ ...Deno.env.toObject(), IPINTEL_AUTH: "off" });
 const server = createServer({ config, writeLog: (text) => console.log(text.trimEnd()) });
-server.install(await createServices(config, createSharedParts("lazy")));
+server.install(await createServices(config, createSharedParts("background")));
 
 export default {
   fetch: (request, info) => server.handler(request, info as Deno.ServeHandlerInfo<Deno.NetAddr>),

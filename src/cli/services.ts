@@ -66,10 +66,9 @@ export async function openServedData(
 /**
  * The enrichment and user-agent caches. Country facts cost an ICU set-up on
  * first use (about 0.4 ms each; time zones come from a table): `now` pays them
- * all at once (about 0.1 s), `background` in slices between requests, `lazy`
- * on first use only.
+ * all at once (about 0.1 s), `background` in slices between requests.
  */
-export function createSharedParts(warm: "now" | "background" | "lazy" = "now"): SharedParts {
+export function createSharedParts(warm: "now" | "background" = "now"): SharedParts {
   const enrichment = createEnrichment({ warm: warm === "now" });
   if (warm === "background") warmInBackground(enrichment);
   return { enrichment, parseUserAgent: createUserAgentParser() };
