@@ -110,3 +110,47 @@ Deno.test("a hot reload reaches every worker: after it, no connection gets the o
     await Deno.remove(dataDir, { recursive: true });
   }
 });
+
+Deno.test("two workers share one key's limit through the KV: no more than the stated bound over it", async () => {
+  const dataDir = await writeFixtureDataDir();
+  const kv = `${dataDir}/keys.kv`;
+  const created = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "main.ts", "keys", "create", "--name", "w", "--limit", "20", "--json"],
+    cwd: new URL("../..", import.meta.url).pathname,
+    env: { IPINTEL_DATA_DIR: dataDir, IPINTEL_KV: kv, NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.ok(created.success, new TextDecoder().decode(created.stderr));
+  const { key } = JSON.parse(new TextDecoder().decode(created.stdout));
+  const server = await startServe({
+    IPINTEL_DATA_DIR: dataDir,
+    IPINTEL_KV: kv,
+    IPINTEL_AUTH: "required",
+    IPINTEL_LOG: "off",
+    IPINTEL_WORKERS: "2",
+  });
+  try {
+    const statuses: number[] = [];
+    // 60 requests, 4 at a time, each on a connection of its own: both workers charge the key.
+    for (let i = 0; i < 15; i++) {
+      const batch = await Promise.all(
+        Array.from(
+          { length: 4 },
+          () =>
+            fetchFresh(`http://127.0.0.1:${server.port}/ip/81.2.69.142`, {
+              headers: { "x-api-key": key },
+            }),
+        ),
+      );
+      statuses.push(...batch.map((response) => response.status));
+    }
+    const admitted = statuses.filter((status) => status === 200).length;
+    assert.deepEqual(new Set(statuses), new Set([200, 429]));
+    // The README's bound: N instances admit at most N × (10% of the limit + 1) over it.
+    assert.ok(admitted >= 20 && admitted <= 20 + 2 * (2 + 1), `admitted ${admitted} of 60`);
+  } finally {
+    await server.kill();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
