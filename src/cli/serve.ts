@@ -72,7 +72,11 @@ export async function runServe(config: Config): Promise<number> {
 
   const reason = await stop.requested;
   const timeout = config.shutdownTimeout;
-  stop.hurried.then(() => pool?.hurry());
+  let hurried = false;
+  stop.hurried.then(() => {
+    hurried = true;
+    pool?.hurry();
+  });
   const stopping = pool?.stop(timeout * 1000) ?? { inFlight: Promise.resolve(0), drained: true };
   const inFlight = server.inFlight() + await stopping.inFlight;
   console.error(
@@ -84,7 +88,9 @@ export async function runServe(config: Config): Promise<number> {
   ]);
   if (!drained.every(Boolean)) {
     console.error(
-      `ipintel: requests still in flight after ${timeout} s: closing their connections`,
+      hurried
+        ? "ipintel: a second signal: not waiting for requests in flight"
+        : `ipintel: requests still in flight after ${timeout} s: closing their connections`,
     );
   }
   return await finish(stop, data);
