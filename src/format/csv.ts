@@ -78,7 +78,12 @@ function textCell(key: string, text: string): string {
   return `'${text}`;
 }
 
-function isPlainObject(value: Json): value is { [key: string]: Json } {
+/** The cell text of a leaf value in column `key` (its leaf name), neutralised when needed. */
+export function cellText(key: string, value: Json): string {
+  return typeof value === "string" ? textCell(key, value) : cellOf(value);
+}
+
+export function isPlainObject(value: Json): value is { [key: string]: Json } {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
@@ -136,7 +141,7 @@ function flatten(value: { [key: string]: Json }, prefix: string): Flat {
     } else {
       if (Array.isArray(child)) deep = false; // written as JSON text: not remembered
       columns.push(column);
-      cells.push(typeof child === "string" ? textCell(key, child) : cellOf(child));
+      cells.push(cellText(key, child));
     }
   }
   const flat: Flat = {
@@ -170,24 +175,24 @@ function singleRow(row: { [key: string]: Json }): string | null {
     if (key === "" || key.includes(".")) return null;
     const child = row[key]!;
     let columnText: string;
-    let cellText: string;
+    let rowText: string;
     if (isPlainObject(child)) {
       const flat = flatten(child, key);
       if (flat.dotted) return null;
       if (flat.columns.length === 0) continue;
       columnText = flat.header ?? flat.columns.map(field).join(",");
-      cellText = flat.row ?? flat.cells.map(field).join(",");
+      rowText = flat.row ?? flat.cells.map(field).join(",");
     } else {
       columnText = field(key);
-      cellText = field(typeof child === "string" ? textCell(key, child) : cellOf(child));
+      rowText = field(cellText(key, child));
     }
     if (first) {
       header = columnText;
-      cells = cellText;
+      cells = rowText;
       first = false;
     } else {
       header += `,${columnText}`;
-      cells += `,${cellText}`;
+      cells += `,${rowText}`;
     }
   }
   if (first) return "";
@@ -219,7 +224,7 @@ function renderRows(list: readonly Json[]): string {
       const flat = flatten(row, "");
       flat.columns.forEach((column, i) => cells.set(column, flat.cells[i]!));
     } else {
-      cells.set(VALUE_COLUMN, typeof row === "string" ? textCell("", row) : cellOf(row));
+      cells.set(VALUE_COLUMN, cellText("", row));
     }
     rows.push(cells);
     failed.push(isPlainObject(row) && isPlainObject(row.error ?? null));

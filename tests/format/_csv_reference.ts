@@ -5,6 +5,9 @@
 
 import { stringify } from "csv-stringify/sync";
 import type { Json } from "../../src/types.ts";
+// The cell rules (text of a value, formula neutralising) are the service's, shared here:
+// this reference checks what csv-stringify did, the quoting and the rows' layout.
+import { cellText, isPlainObject } from "../../src/format/csv.ts";
 
 /** The record delimiter (RFC 4180). */
 const CSV_RECORD_DELIMITER = "\r\n";
@@ -24,41 +27,6 @@ const STRINGIFY_OPTIONS = {
   bom: false,
 } as const;
 
-function cellOf(value: Json): string {
-  switch (typeof value) {
-    case "string":
-      return value;
-    case "number":
-      return Number.isFinite(value) ? String(value) : "";
-    case "boolean":
-      return value ? "true" : "false";
-    default:
-      // null, or an array (written as its JSON text); objects are flattened before.
-      return value === null ? "" : JSON.stringify(value);
-  }
-}
-
-/** Characters that make a spreadsheet read a cell as a formula. */
-const FORMULA_START = /^[=+\-@\t\r]/;
-
-/** Leaf names whose values the service writes in a fixed form, checked by that form. */
-const CONTROLLED_FORMS: ReadonlyMap<string, RegExp> = new Map([
-  ["dial_code", /^\+\d{1,4}$/],
-  ["utc", /^[+-]\d{2}:\d{2}(?::\d{2})?$/],
-  ["abbr", /^[+-]\d{4}(?:\d{2})?$/],
-]);
-
-/** The cell of a text value in column `key` (the leaf name), neutralised when needed. */
-function textCell(key: string, text: string): string {
-  if (!FORMULA_START.test(text)) return text;
-  if (CONTROLLED_FORMS.get(key)?.test(text)) return text;
-  return `'${text}`;
-}
-
-function isPlainObject(value: Json): value is { [key: string]: Json } {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
 /** Adds the cells of one (possibly nested) object, column names joined with dots. */
 function flatten(
   value: { [key: string]: Json },
@@ -69,7 +37,7 @@ function flatten(
     const child = value[key]!;
     const column = prefix === "" ? key : `${prefix}.${key}`;
     if (isPlainObject(child)) flatten(child, column, cells);
-    else cells.set(column, typeof child === "string" ? textCell(key, child) : cellOf(child));
+    else cells.set(column, cellText(key, child));
   }
 }
 
@@ -95,7 +63,7 @@ export function referenceCsv(data: Json): string {
   for (const row of rowsOf(data)) {
     const cells = new Map<string, string>();
     if (isPlainObject(row)) flatten(row, "", cells);
-    else cells.set(VALUE_COLUMN, typeof row === "string" ? textCell("", row) : cellOf(row));
+    else cells.set(VALUE_COLUMN, cellText("", row));
     rows.push(cells);
     failed.push(isPlainObject(row) && isPlainObject(row.error ?? null));
   }
