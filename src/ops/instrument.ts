@@ -60,37 +60,6 @@ export function instrument<E extends Env>(
     return seconds;
   };
 
-  if (log === "off") {
-    const counted = (request: Request, env: E): Response | Promise<Response> => {
-      const started = performance.now();
-      inFlight++;
-      let result;
-      try {
-        result = handler(request, env);
-      } catch (error) {
-        count(request, started, 500);
-        throw error;
-      }
-      if (result instanceof Promise) {
-        return result.then((response) => {
-          count(request, started, response.status);
-          return response;
-        }, (error) => {
-          count(request, started, 500);
-          throw error;
-        });
-      }
-      count(request, started, result.status);
-      return result;
-    };
-    return {
-      handler: counted,
-      inFlight: () => inFlight,
-      whenIdle,
-      requestIdOf: () => undefined,
-    };
-  }
-
   const requestIds = createRequestIds();
   // Ids are made when first needed (a log line, an error report), never for a
   // success that errors-only mode does not log: that keeps the common answer as
@@ -145,7 +114,18 @@ export function instrument<E extends Env>(
     return withRequestId(response, id);
   };
   /** Whether a response with `status` gets a log line (and so a request id). */
-  const logs = (status: number) => log === "on" || status >= 400;
+  const logs = (status: number) => log === "on" || (log === "errors" && status >= 400);
+  /** Counts an answer, and logs it when it gets a log line. */
+  const settle = (
+    request: Request,
+    env: E,
+    started: number,
+    response: Response,
+  ): Response | Promise<Response> => {
+    if (logs(response.status)) return finish(request, env, started, response);
+    count(request, started, response.status);
+    return response;
+  };
 
   const logged = (request: Request, env: E): Response | Promise<Response> => {
     const started = performance.now();
@@ -155,32 +135,26 @@ export function instrument<E extends Env>(
     try {
       result = handler(request, env);
     } catch (error) {
-      finish(request, env, started, new Response(null, { status: 500 }));
+      settle(request, env, started, new Response(null, { status: 500 }));
       throw error;
     }
     if (result instanceof Promise) {
       return result.then(
-        (response) => {
-          if (logs(response.status)) return finish(request, env, started, response);
-          count(request, started, response.status);
-          return response;
-        },
+        (response) => settle(request, env, started, response),
         (error) => {
-          finish(request, env, started, new Response(null, { status: 500 }));
+          settle(request, env, started, new Response(null, { status: 500 }));
           throw error;
         },
       );
     }
-    if (logs(result.status)) return finish(request, env, started, result);
-    count(request, started, result.status);
-    return result;
+    return settle(request, env, started, result);
   };
 
   return {
     handler: logged,
     inFlight: () => inFlight,
     whenIdle,
-    requestIdOf: idOf,
+    requestIdOf: log === "off" ? () => undefined : idOf,
   };
 }
 
