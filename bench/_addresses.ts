@@ -9,7 +9,10 @@
  * @module
  */
 
+import { Buffer } from "node:buffer";
+import { Reader } from "mmdb-lib";
 import { parseIp } from "../src/ip/parse.ts";
+import { readManifest } from "../src/sources/manifest.ts";
 import { reservedRangeName } from "../src/ip/reserved.ts";
 import { seededRandom } from "../tests/_random.ts";
 
@@ -99,4 +102,21 @@ export function randomPublicAddresses(
     }
   }
   return out;
+}
+
+/**
+ * `count` random public addresses (seeded by `seed`) that the City database
+ * of `dataDir` knows, checked with mmdb-lib's own reader (not ipintel's).
+ */
+export async function knownAddresses(
+  dataDir: string,
+  count: number,
+  seed: number,
+): Promise<string[]> {
+  const manifest = await readManifest(dataDir);
+  const cityEntry = manifest?.sources.find((s) => s.kind === "city");
+  if (!cityEntry) throw new Error(`No City database in ${dataDir}: run "deno task data"`);
+  const bytes = await Deno.readFile(`${dataDir}/${cityEntry.file}`);
+  const city = new Reader(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
+  return randomPublicAddresses(count, seed, { keep: (ip) => city.get(ip) !== null });
 }

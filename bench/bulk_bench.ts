@@ -12,22 +12,14 @@
  * @module
  */
 
-import { Buffer } from "node:buffer";
-import { Reader } from "mmdb-lib";
-import { readManifest } from "../src/sources/manifest.ts";
 import { DATA_DIR, envInt, machineLoad, median, startServer } from "./_serve.ts";
-import { randomPublicAddresses } from "./_addresses.ts";
+import { knownAddresses } from "./_addresses.ts";
 
 const STARTS = envInt("BENCH_STARTS", 5);
 const REPEATS = envInt("BENCH_REPEATS", 20);
 const COUNT = 1000;
 
-const manifest = await readManifest(DATA_DIR);
-const cityEntry = manifest?.sources.find((s) => s.kind === "city");
-if (!cityEntry) throw new Error(`No City database in ${DATA_DIR}: run "deno task data"`);
-const cityBytes = await Deno.readFile(`${DATA_DIR}/${cityEntry.file}`);
-const city = new Reader(Buffer.from(cityBytes.buffer, cityBytes.byteOffset, cityBytes.length));
-const addresses = randomPublicAddresses(COUNT, 7, { keep: (ip) => city.get(ip) !== null });
+const addresses = await knownAddresses(DATA_DIR, COUNT, 7);
 const body = JSON.stringify({ ips: addresses });
 
 /** One POST /bulk, timed to the last byte; fails unless all 1000 items are results. */

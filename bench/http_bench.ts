@@ -47,10 +47,7 @@
  * @module
  */
 
-import { Buffer } from "node:buffer";
-import { Reader } from "mmdb-lib";
-import { readManifest } from "../src/sources/manifest.ts";
-import { randomPublicAddresses } from "./_addresses.ts";
+import { knownAddresses } from "./_addresses.ts";
 import { freePort, spawnDeno } from "./_serve.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -309,12 +306,7 @@ const SHARES: { name: string; of: string; over: string; goal: number | null }[] 
 const GOALS: Record<string, number> = { plain: 0.65, workers: 0.9 };
 
 async function main(): Promise<void> {
-  const manifest = await readManifest(DATA_DIR);
-  const cityEntry = manifest?.sources.find((s) => s.kind === "city");
-  if (!cityEntry) throw new Error(`No City database in ${DATA_DIR}: run "deno task data"`);
-  const cityBytes = await Deno.readFile(`${DATA_DIR}/${cityEntry.file}`);
-  const city = new Reader(Buffer.from(cityBytes.buffer, cityBytes.byteOffset, cityBytes.length));
-  const addresses = randomPublicAddresses(ADDRESSES, 1, { keep: (ip) => city.get(ip) !== null });
+  const addresses = await knownAddresses(DATA_DIR, ADDRESSES, 1);
 
   const dir = await Deno.makeTempDir({ prefix: "ipintel-http-bench-" });
   // The keyed variant: a server with auth required, on its own KV, and a key whose limit

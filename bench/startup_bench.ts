@@ -12,22 +12,14 @@
  * @module
  */
 
-import { Buffer } from "node:buffer";
-import { Reader } from "mmdb-lib";
-import { readManifest } from "../src/sources/manifest.ts";
-import { randomPublicAddresses } from "./_addresses.ts";
+import { knownAddresses } from "./_addresses.ts";
 import { DATA_DIR, envInt, machineLoad, median, rssMb, startServer } from "./_serve.ts";
 
 const STARTS = envInt("BENCH_STARTS", 5);
 const LOAD_SECONDS = envInt("BENCH_LOAD_SECONDS", 5);
 const CONCURRENCY = 16;
 
-const manifest = await readManifest(DATA_DIR);
-const cityEntry = manifest?.sources.find((s) => s.kind === "city");
-if (!cityEntry) throw new Error(`No City database in ${DATA_DIR}: run "deno task data"`);
-const cityBytes = await Deno.readFile(`${DATA_DIR}/${cityEntry.file}`);
-const city = new Reader(Buffer.from(cityBytes.buffer, cityBytes.byteOffset, cityBytes.length));
-const addresses = randomPublicAddresses(10_000, 3, { keep: (ip) => city.get(ip) !== null });
+const addresses = await knownAddresses(DATA_DIR, 10_000, 3);
 
 /** Requests distinct addresses from CONCURRENCY loops for `seconds`; returns how many answered 200. */
 async function load(port: number, seconds: number): Promise<number> {
