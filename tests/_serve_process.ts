@@ -1,4 +1,4 @@
-/** `ipintel serve` as a subprocess for the tests that need a real socket (shutdown, workers). */
+/** What the tests that need a real socket share: `ipintel serve` as a subprocess, raw reads. */
 
 const ROOT = new URL("..", import.meta.url).pathname;
 
@@ -72,4 +72,19 @@ export async function waitFor(condition: () => boolean, timeoutMs = 10_000): Pro
     if (Date.now() > deadline) throw new Error("Timed out waiting");
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/** Everything `conn` sends until it closes, as text (for responses read off a raw socket). */
+export async function readToClose(conn: Deno.Conn): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  const buffer = new Uint8Array(64 * 1024);
+  for (;;) {
+    const n = await conn.read(buffer).catch(() => null);
+    if (n === null) break;
+    chunks.push(buffer.slice(0, n));
+  }
+  const all = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const chunk of chunks) all.set(chunk, at), at += chunk.length;
+  return new TextDecoder().decode(all);
 }

@@ -1,6 +1,7 @@
 /** What only a real socket shows: GET with a body, raw paths, the TCP peer for /me. */
 
 import assert from "node:assert/strict";
+import { readToClose } from "../_serve_process.ts";
 import { createApp } from "../../src/http/app.ts";
 import { type FetchHandler, withFastLookup } from "../../src/http/fast_lookup.ts";
 import { serveWithNodeHttp } from "../../src/http/node_server.ts";
@@ -38,25 +39,12 @@ async function withServer(fn: (port: number) => Promise<void>) {
 
 /** Sends one raw HTTP/1.1 request (fetch refuses GET bodies) and returns status and body. */
 async function rawRequest(port: number, head: string, body = "") {
-  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
-  const bytes = new TextEncoder().encode(body);
-  const request = `${head}\r\nHost: 127.0.0.1\r\nConnection: close\r\n` +
-    (body ? `Content-Length: ${bytes.length}\r\n` : "") + "\r\n";
-  await conn.write(new TextEncoder().encode(request));
-  if (body) await conn.write(bytes);
-  const chunks: Uint8Array[] = [];
-  const buffer = new Uint8Array(64 * 1024);
-  for (;;) {
-    const n = await conn.read(buffer).catch(() => null);
-    if (n === null) break;
-    chunks.push(buffer.slice(0, n));
-  }
-  conn.close();
-  const text = new TextDecoder().decode(
-    chunks.reduce((a, b) => new Uint8Array([...a, ...b]), new Uint8Array()),
+  const { status, body: text } = await exchange(
+    port,
+    [...head.split("\r\n"), "Host: 127.0.0.1"],
+    body,
   );
-  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]);
-  return { status, body: text.slice(text.indexOf("\r\n\r\n") + 4) };
+  return { status, body: text };
 }
 
 Deno.test("a GET with a JSON body supplies the user agent to parse (node:http server)", async () => {
@@ -213,18 +201,8 @@ async function exchange(port: number, lines: string[], body = ""): Promise<RawRe
   if (body) head.push(`Content-Length: ${bytes.length}`);
   await conn.write(new TextEncoder().encode(head.join("\r\n") + "\r\n\r\n"));
   if (body) await conn.write(bytes);
-  const chunks: Uint8Array[] = [];
-  const buffer = new Uint8Array(64 * 1024);
-  for (;;) {
-    const n = await conn.read(buffer).catch(() => null);
-    if (n === null) break;
-    chunks.push(buffer.slice(0, n));
-  }
+  const text = await readToClose(conn);
   conn.close();
-  const all = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let at = 0;
-  for (const chunk of chunks) all.set(chunk, at), at += chunk.length;
-  const text = new TextDecoder().decode(all);
   const split = text.indexOf("\r\n\r\n");
   const [statusLine, ...headerLines] = text.slice(0, split).split("\r\n");
   const headers = new Map<string, string>();

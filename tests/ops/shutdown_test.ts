@@ -7,20 +7,7 @@
 
 import assert from "node:assert/strict";
 import { writeFixtureDataDir } from "../_helpers.ts";
-import { startServe, waitFor } from "../_serve_process.ts";
-
-async function readAll(conn: Deno.Conn): Promise<string> {
-  const chunks: Uint8Array[] = [];
-  const buffer = new Uint8Array(64 * 1024);
-  for (;;) {
-    const n = await conn.read(buffer).catch(() => null);
-    if (n === null) break;
-    chunks.push(buffer.slice(0, n));
-  }
-  return new TextDecoder().decode(
-    chunks.reduce((a, b) => new Uint8Array([...a, ...b]), new Uint8Array()),
-  );
-}
+import { readToClose, startServe, waitFor } from "../_serve_process.ts";
 
 const MODES = [
   { httpServer: "deno", workers: 1 },
@@ -66,7 +53,7 @@ for (const { httpServer, workers } of MODES) {
       }
 
       await conn.write(new TextEncoder().encode(body.slice(10)));
-      const response = await readAll(conn);
+      const response = await readToClose(conn);
       conn.close();
       assert.match(response, /^HTTP\/1\.1 200 /, server.stderr());
       assert.deepEqual(JSON.parse(response.slice(response.indexOf("\r\n\r\n") + 4)).data, {
