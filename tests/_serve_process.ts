@@ -9,15 +9,20 @@ export interface ServeProcess {
   stderr: () => string;
   /** Sends SIGKILL (if still running) and waits for the exit. */
   kill(): Promise<void>;
+  /** Sends SIGTERM (a graceful stop) and waits for the exit. */
+  stop(): Promise<void>;
 }
 
 /**
- * Starts `deno run -A main.ts serve --port 0` with `env` and resolves once
- * it listens and has loaded its data (the "data loaded" line).
+ * Starts `deno run <permissions> main.ts serve --port 0` with `env` and
+ * resolves once it listens and has loaded its data (the "data loaded" line).
  */
-export async function startServe(env: Record<string, string>): Promise<ServeProcess> {
+export async function startServe(
+  env: Record<string, string>,
+  permissions: string[] = ["-A"],
+): Promise<ServeProcess> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "main.ts", "serve", "--port", "0"],
+    args: ["run", ...permissions, "main.ts", "serve", "--port", "0"],
     cwd: ROOT,
     // Two workers unless a test says otherwise: the default (one per CPU) could be dozens.
     env: { IPINTEL_WORKERS: "2", ...env },
@@ -40,17 +45,18 @@ export async function startServe(env: Record<string, string>): Promise<ServeProc
   const timeout = setTimeout(() => resolvePort(-1), 60_000);
   const found = await port;
   clearTimeout(timeout);
-  const kill = async () => {
+  const signal = (name: Deno.Signal) => async () => {
     try {
-      child.kill("SIGKILL");
+      child.kill(name);
     } catch { /* exited */ }
     await child.status;
   };
+  const kill = signal("SIGKILL");
   if (found < 0) {
     await kill();
     throw new Error(`serve did not start:\n${text}`);
   }
-  return { child, port: found, stderr: () => text, kill };
+  return { child, port: found, stderr: () => text, kill, stop: signal("SIGTERM") };
 }
 
 /** GET over a connection of its own (with workers, each new connection may reach another one). */

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { fetchFresh } from "../_serve_process.ts";
+import { fetchFresh, startServe, waitFor } from "../_serve_process.ts";
 import { DEFAULT_DATA_DIR } from "../_helpers.ts";
 
 // `ipintel keys ...` and `ipintel serve` as a user runs them, sharing one KV file.
@@ -94,33 +94,15 @@ Deno.test("keys subcommands refuse unknown flags, missing values and unknown ids
 Deno.test("a running server follows the CLI: the first key turns auth on, a revoked key is refused", async () => {
   const dir = await Deno.makeTempDir({ prefix: "ipintel-cli-serve-" });
   const kv = `${dir}/keys.kv`;
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "main.ts", "serve", "--port", "0"],
-    cwd: ROOT,
-    env: {
-      IPINTEL_DATA_DIR: DEFAULT_DATA_DIR,
-      IPINTEL_KV: kv,
-      IPINTEL_WORKERS: "2",
-      NO_COLOR: "1",
-    },
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  const lines = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  let log = "";
-  /** Reads the server's stderr until `text` appears (the server polls the KV every second). */
-  const waitForLog = async (text: string) => {
-    while (!log.includes(text)) {
-      const { value, done } = await lines.read();
-      if (done) throw new Error(`server exited before "${text}":\n${log}`);
-      log += value;
-    }
-  };
+  const server = await startServe({
+    IPINTEL_DATA_DIR: DEFAULT_DATA_DIR,
+    IPINTEL_KV: kv,
+    NO_COLOR: "1",
+  });
   let key = "";
   try {
-    await waitForLog("data loaded");
-    assert.match(log, /auth off \(no API keys yet/);
-    const port = Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(log)?.[1]);
+    assert.match(server.stderr(), /auth off \(no API keys yet/);
+    const port = server.port;
     const url = `http://127.0.0.1:${port}/ip/8.8.8.8`;
     const status = async (headers: Record<string, string> = {}) => {
       const response = await fetch(url, { headers });
@@ -131,7 +113,8 @@ Deno.test("a running server follows the CLI: the first key turns auth on, a revo
 
     const issued = JSON.parse((await cli(kv, "keys", "create", "--name", "acme", "--json")).stdout);
     key = issued.key;
-    await waitForLog("auth now required");
+    // The server polls the KV every second.
+    await waitFor(() => server.stderr().includes("auth now required"));
     // Each worker polls the KV on its own (within a second): wait until ten new
     // connections in a row, whichever worker each reaches, are refused.
     await until(async () => {
@@ -152,12 +135,10 @@ Deno.test("a running server follows the CLI: the first key turns auth on, a revo
       return true;
     }, "the revocation to reach every worker");
   } finally {
-    child.kill("SIGTERM");
-    await child.status;
-    await lines.cancel();
+    await server.stop();
     await Deno.remove(dir, { recursive: true });
   }
-  assert.ok(key !== "" && !log.includes(key), "the server never logs a key");
+  assert.ok(key !== "" && !server.stderr().includes(key), "the server never logs a key");
 });
 
 /** Polls `check` every 50 ms until it holds; fails after 10 s naming what never happened. */

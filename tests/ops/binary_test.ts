@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { kvLocation } from "../../src/cli/kv.ts";
 import { DEFAULT_DATA_DIR, isEmbeddedData } from "../../src/config.ts";
 import { DEFAULT_DATA_DIR as REPO_DATA_DIR } from "../_helpers.ts";
+import { startServe } from "../_serve_process.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
@@ -37,53 +38,21 @@ Deno.test("the KV default: beside the data, except for a binary's embedded data 
 
 Deno.test("serve reads the default data without any write permission on it", async () => {
   const work = await Deno.makeTempDir({ prefix: "ipintel-readonly-" });
-  const child = new Deno.Command(Deno.execPath(), {
-    // Writes allowed only in a scratch directory (the KV); the code and data/ are read-only.
-    args: [
-      "run",
-      "--no-prompt",
-      "--allow-read",
-      "--allow-net",
-      "--allow-env",
-      `--allow-write=${work}`,
-      "main.ts",
-      "serve",
-      "--port",
-      "0",
-    ],
-    cwd: ROOT,
-    env: {
-      IPINTEL_KV: join(work, "ipintel.kv"),
-      IPINTEL_AUTH: "off",
-      IPINTEL_DATA_DIR: "",
-      IPINTEL_WORKERS: "2",
-    },
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  let text = "";
-  const decoder = new TextDecoder();
-  const started = (async () => {
-    for await (const chunk of child.stderr) {
-      text += decoder.decode(chunk, { stream: true });
-      const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(text)?.[1];
-      if (port && /data loaded/.test(text)) return Number(port);
-    }
-    return null;
-  })();
+  // Writes allowed only in a scratch directory (the KV); the code and data/ are read-only.
+  const server = await startServe(
+    { IPINTEL_KV: join(work, "ipintel.kv"), IPINTEL_AUTH: "off", IPINTEL_DATA_DIR: "" },
+    ["--no-prompt", "--allow-read", "--allow-net", "--allow-env", `--allow-write=${work}`],
+  );
   try {
-    const port = await started;
-    assert.ok(port, text);
+    const port = server.port;
     const response = await fetch(`http://127.0.0.1:${port}/ip/8.8.8.8?get=countryCode,asn_number`);
     assert.deepEqual(await response.json(), {
       success: true,
       data: { ip: "8.8.8.8", countryCode: "US", asn_number: 15169 },
     });
-    assert.match(text, new RegExp(`data loaded from ${REPO_DATA_DIR}`));
+    assert.match(server.stderr(), new RegExp(`data loaded from ${REPO_DATA_DIR}`));
   } finally {
-    child.kill("SIGTERM");
-    await child.status;
+    await server.stop();
     await Deno.remove(work, { recursive: true });
   }
 });

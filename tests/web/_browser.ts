@@ -5,6 +5,7 @@
  */
 
 import puppeteer, { type Browser } from "puppeteer-core";
+import { startServe } from "../_serve_process.ts";
 import { DEFAULT_DATA_DIR } from "../_helpers.ts";
 
 const ROOT = new URL("../..", import.meta.url);
@@ -45,44 +46,17 @@ export async function startServer(
   env: Record<string, string> = {},
 ): Promise<RunningServer> {
   const kv = `${dir}/ipintel.kv`;
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "main.ts", "serve", "--port", "0"],
-    cwd: ROOT,
-    env: {
-      IPINTEL_DATA_DIR: DEFAULT_DATA_DIR,
-      IPINTEL_KV: kv,
-      IPINTEL_WORKERS: "2",
-      NO_COLOR: "1",
-      ...env,
-    },
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  let log = "";
-  while (!log.includes("data loaded")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`The server exited before loading its data:\n${log}`);
-    log += value;
-  }
-  const port = Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(log)?.[1]);
-  // Keep draining stderr so the server never blocks on a full pipe.
-  const drained = (async () => {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      log += value;
-    }
-  })();
+  const server = await startServe({
+    IPINTEL_DATA_DIR: DEFAULT_DATA_DIR,
+    IPINTEL_KV: kv,
+    NO_COLOR: "1",
+    ...env,
+  });
   return {
-    origin: `http://127.0.0.1:${port}`,
+    origin: `http://127.0.0.1:${server.port}`,
     kv,
-    log: () => log,
-    close: async () => {
-      child.kill("SIGTERM");
-      await child.status;
-      await drained;
-    },
+    log: server.stderr,
+    close: server.stop,
   };
 }
 
