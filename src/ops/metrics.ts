@@ -102,10 +102,8 @@ export class Metrics {
   /** Every isolate's counts (one slice each); this isolate writes `#own` only. */
   readonly #all: Float64Array;
   readonly #own: Float64Array;
-  /** Cache counts of data sets this isolate no longer serves (a reload swapped them out). */
-  readonly #retiredCaches = new Map<string, CacheCounts>(
-    CACHE_KINDS.map((kind) => [kind, { hits: 0, misses: 0 }]),
-  );
+  /** Cache hits and misses (per CACHE_KINDS entry) of data sets no longer served here. */
+  readonly #retiredCaches = new Float64Array(CACHE_KINDS.length * 2);
   readonly #dataSet: () => DataSet | null;
   readonly #version: string;
 
@@ -162,11 +160,11 @@ export class Metrics {
   /** Keeps the cache counts of a data set that stops being served, so the totals never go down. */
   retireDataSet(data: DataSet | null): void {
     if (!data) return;
-    for (const [kind, counts] of cacheCounts(data)) {
-      const retired = this.#retiredCaches.get(kind)!;
-      retired.hits += counts.hits;
-      retired.misses += counts.misses;
-    }
+    CACHE_KINDS.forEach((kind, i) => {
+      const counts = cacheCountsOf(data, kind);
+      this.#retiredCaches[2 * i]! += counts.hits;
+      this.#retiredCaches[2 * i + 1]! += counts.misses;
+    });
     this.publishCacheCounts();
   }
 
@@ -176,12 +174,11 @@ export class Metrics {
    * workers also do it every second, so the others' are at most that old.
    */
   publishCacheCounts(): void {
-    const current = new Map(cacheCounts(this.#dataSet()));
+    const data = this.#dataSet();
     CACHE_KINDS.forEach((kind, i) => {
-      const retired = this.#retiredCaches.get(kind)!;
-      const now = current.get(kind);
-      this.#own[CACHES + 2 * i] = retired.hits + (now?.hits ?? 0);
-      this.#own[CACHES + 2 * i + 1] = retired.misses + (now?.misses ?? 0);
+      const counts = cacheCountsOf(data, kind);
+      this.#own[CACHES + 2 * i] = this.#retiredCaches[2 * i]! + counts.hits;
+      this.#own[CACHES + 2 * i + 1] = this.#retiredCaches[2 * i + 1]! + counts.misses;
     });
   }
 
@@ -293,13 +290,9 @@ export class Metrics {
   }
 }
 
-/** The record-cache counts of each database a data set holds. */
-function cacheCounts(data: DataSet | null): [string, CacheCounts][] {
-  const found: [string, CacheCounts][] = [];
-  if (!data) return found;
-  if (data.city) found.push(["city", data.city.cacheCounts()]);
-  if (data.asn) found.push(["asn", data.asn.cacheCounts()]);
-  return found;
+/** Hits and misses of one database's record cache in a data set (zero without it). */
+function cacheCountsOf(data: DataSet | null, kind: typeof CACHE_KINDS[number]): CacheCounts {
+  return data?.[kind]?.cacheCounts() ?? { hits: 0, misses: 0 };
 }
 
 /** A label value as the text format wants it: backslash, quote and newline escaped. */
