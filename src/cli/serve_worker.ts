@@ -9,7 +9,7 @@
 /// <reference lib="deno.worker" />
 
 import { startInstance } from "./instance.ts";
-import { createServices, createSharedParts } from "./services.ts";
+import { createSharedParts, openServedData, servicesFor } from "./services.ts";
 import type { FromWorker, ToWorker } from "./worker_protocol.ts";
 
 /** How often the record caches' counts reach the shared metrics (a scrape may land elsewhere). */
@@ -31,7 +31,8 @@ self.onmessage = (event: MessageEvent<ToWorker>) => {
       installing = installing.then(async () => {
         const { config, instance, shared } = await started!;
         try {
-          const services = await createServices(config, shared, message.files);
+          const data = await openServedData(config, { verified: message.files });
+          const services = servicesFor(data, shared);
           instance.server.install(services);
           post({ type: "installed", error: null });
         } catch (error) {

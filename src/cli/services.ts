@@ -23,16 +23,9 @@ export interface SharedParts {
   parseUserAgent: ReturnType<typeof createUserAgentParser>;
 }
 
-/**
- * Opens the data directory and builds the lookup function over it; with
- * `verified`, over the files another isolate read and checked (a worker).
- */
-export async function createServices(
-  config: Config,
-  shared?: SharedParts,
-  verified?: VerifiedFiles,
-): Promise<Services> {
-  return servicesFor(await openServedData(config, { verified }), shared ?? createSharedParts());
+/** Opens the data directory and builds the lookup function over it. */
+export async function createServices(config: Config, shared?: SharedParts): Promise<Services> {
+  return servicesFor(await openServedData(config), shared ?? createSharedParts());
 }
 
 /** The lookup function over an opened data set. */

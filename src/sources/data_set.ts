@@ -135,7 +135,10 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
   ): { db: MmdbDatabase<T>; networks: number | null } => {
     const given = verified?.files.get(path);
     const opened = given
-      ? { db: openMmdb<T>(bytes, { cacheSize: options.cacheSize, label: path }), ...given }
+      ? {
+        db: openMmdb<T>(bytes, { cacheSize: options.cacheSize, label: path }),
+        networks: given.networks,
+      }
       : verifyMmdb<T>(bytes, { ...options, label: path });
     shared?.files.set(path, { bytes, networks: opened.networks });
     return opened;
