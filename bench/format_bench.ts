@@ -17,13 +17,11 @@
 import { renderSuccess } from "../src/format/render.ts";
 import { resultEnvelopeJson } from "../src/format/result_json.ts";
 import type { Json, LookupResult } from "../src/types.ts";
-import { fixtureLookup } from "../tests/_helpers.ts";
+import { CHROME, fixtureLookup } from "../tests/_helpers.ts";
 import { referenceCsv } from "../tests/format/_csv_reference.ts";
 import { referenceXml } from "../tests/format/_xml_reference.ts";
 
 const lookup = await fixtureLookup();
-const CHROME =
-  "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36";
 const RESULTS: LookupResult[] = [
   lookup("81.2.69.142", { userAgent: CHROME }),
   lookup("2a02:ec0::1", { userAgent: CHROME }),

@@ -169,3 +169,7 @@ export function peer(hostname: string) {
 
 /** Where the real default data lives (built by `deno task data`). */
 export const DEFAULT_DATA_DIR = new URL("../data", import.meta.url).pathname;
+
+/** A desktop Chrome user agent (Windows), as the tests send it. */
+export const CHROME =
+  "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36";

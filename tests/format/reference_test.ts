@@ -11,15 +11,13 @@ import { renderCsv } from "../../src/format/csv.ts";
 import { applySelection, parseFieldSelection } from "../../src/format/select.ts";
 import { renderXml } from "../../src/format/xml.ts";
 import type { Json, LookupResult } from "../../src/types.ts";
-import { fixtureLookup } from "../_helpers.ts";
+import { CHROME, fixtureLookup } from "../_helpers.ts";
 import { referenceCsv } from "./_csv_reference.ts";
 import { randomValues } from "./_fuzz.ts";
 import { asJson, HOSTILE, resultWith, sampleFailed } from "./_sample.ts";
 import { referenceXml } from "./_xml_reference.ts";
 
 const lookup = await fixtureLookup();
-const CHROME =
-  "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36";
 const RESULTS: LookupResult[] = [
   lookup("81.2.69.142", { userAgent: CHROME }),
   lookup("2a02:ec0::1", { userAgent: null }),

@@ -1,11 +1,9 @@
 import assert from "node:assert/strict";
 import { bulkEnvelopeJson, resultEnvelopeJson } from "../../src/format/result_json.ts";
 import type { FailedItem, LookupResult } from "../../src/types.ts";
-import { fixtureLookup } from "../_helpers.ts";
+import { CHROME, fixtureLookup } from "../_helpers.ts";
 
 const lookup = await fixtureLookup();
-const CHROME =
-  "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36";
 // London (a flag emoji), Berlin over IPv6, an ASN-only and a registered-country-only address.
 const RESULTS: LookupResult[] = [
   lookup("81.2.69.142", { userAgent: CHROME }),

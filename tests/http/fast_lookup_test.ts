@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createApp } from "../../src/http/app.ts";
 import { withFastLookup } from "../../src/http/fast_lookup.ts";
-import { fixtureDataSet, fixtureLookup, peer } from "../_helpers.ts";
+import { CHROME, fixtureDataSet, fixtureLookup, peer } from "../_helpers.ts";
 
 const services = { current: { data: await fixtureDataSet(), lookup: await fixtureLookup() } };
 const config = {
@@ -16,9 +16,6 @@ const fast = withFastLookup(services, config, (request, env) => {
   appCalls++;
   return app.fetch(request, env);
 });
-
-const CHROME =
-  "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36";
 
 /** Status, headers and the body's bytes. */
 async function snapshot(response: Response) {

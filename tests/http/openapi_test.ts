@@ -17,10 +17,15 @@ import { openDataSet } from "../../src/sources/data_set.ts";
 import { MemoryKeyStore } from "../../src/store/keys.ts";
 import { MemoryRateCounters } from "../../src/store/rate_counts.ts";
 import { createUserAgentParser } from "../../src/ua/parse.ts";
-import { DEFAULT_DATA_DIR, FIXED_NOW, fixtureDataSet, fixtureLookup, peer } from "../_helpers.ts";
+import {
+  CHROME,
+  DEFAULT_DATA_DIR,
+  FIXED_NOW,
+  fixtureDataSet,
+  fixtureLookup,
+  peer,
+} from "../_helpers.ts";
 
-const CHROME =
-  "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36";
 const config = {
   bulkMax: 3,
   trustedProxies: ["127.0.0.0/8"],

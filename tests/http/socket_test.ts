@@ -5,10 +5,7 @@ import { readToClose } from "../_serve_process.ts";
 import { createApp } from "../../src/http/app.ts";
 import { type FetchHandler, withFastLookup } from "../../src/http/fast_lookup.ts";
 import { serveWithNodeHttp } from "../../src/http/node_server.ts";
-import { fixtureApp, fixtureDataSet, fixtureLookup } from "../_helpers.ts";
-
-const CHROME =
-  "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36";
+import { CHROME, fixtureApp, fixtureDataSet, fixtureLookup } from "../_helpers.ts";
 
 /** Serves the fixture app with node:http on an ephemeral port for the duration of `fn`. */
 async function withNodeServer(fn: (port: number) => Promise<void>) {
