@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { startHotReload } from "../../src/cli/reload.ts";
 import { createServices, createSharedParts } from "../../src/cli/services.ts";
-import { loadConfig } from "../../src/config.ts";
+import { type Config, loadConfig } from "../../src/config.ts";
 import { createApp, type ServiceSlot } from "../../src/http/app.ts";
 import { feedSource, startFeedServer, update, writeBaseDataDir } from "../update/_feed_server.ts";
 
@@ -22,8 +22,7 @@ Deno.test("a running server swaps in new data within 5 s, with no failed or mixe
   await update(dataDir, [source]);
 
   const config = loadConfig({ IPINTEL_DATA_DIR: dataDir, IPINTEL_SOURCES: sourcesFile });
-  const shared = createSharedParts();
-  const services: ServiceSlot = { current: await createServices(config, shared) };
+  const { services, log, watch } = await watchedServices(config);
   const app = createApp({
     services,
     config: {
@@ -34,15 +33,6 @@ Deno.test("a running server swaps in new data within 5 s, with no failed or mixe
     },
     logError: () => {},
   });
-  const log: string[] = [];
-  const watch = startHotReload(
-    config,
-    {
-      load: () => createServices(config, shared),
-      install: (next) => void (services.current = next),
-    },
-    (line) => log.push(line),
-  );
   try {
     const answers = { requests: 0, failures: [] as string[], mixed: 0, old: 0, new: 0 };
     let done = false;
@@ -91,21 +81,8 @@ Deno.test("a new data set that fails validation is not swapped in, and the reaso
   const sourcesFile = `${dataDir}/sources.json`;
   await Deno.writeTextFile(sourcesFile, JSON.stringify({ sources: [] }));
   const config = loadConfig({ IPINTEL_DATA_DIR: dataDir, IPINTEL_SOURCES: sourcesFile });
-  const shared = createSharedParts();
-  const services: ServiceSlot = { current: await createServices(config, shared) };
+  const { services, log, watch } = await watchedServices(config, 200);
   const before = services.current;
-  const log: string[] = [];
-  const watch = startHotReload(
-    config,
-    {
-      load: () => createServices(config, shared),
-      install: (next) => void (services.current = next),
-    },
-    (line) => log.push(line),
-    {
-      pollMs: 200,
-    },
-  );
   try {
     await new Promise((resolve) => setTimeout(resolve, 100));
     // A manifest naming a database whose bytes are not a MaxMind DB.
@@ -125,3 +102,20 @@ Deno.test("a new data set that fails validation is not swapped in, and the reaso
     await Deno.remove(dataDir, { recursive: true });
   }
 });
+
+/** The services of `config`'s data directory, swapped by a hot reload as `serve` does; its log lines. */
+async function watchedServices(config: Config, pollMs?: number) {
+  const shared = createSharedParts();
+  const services: ServiceSlot = { current: await createServices(config, shared) };
+  const log: string[] = [];
+  const watch = startHotReload(
+    config,
+    {
+      load: () => createServices(config, shared),
+      install: (next) => void (services.current = next),
+    },
+    (line) => log.push(line),
+    { pollMs },
+  );
+  return { services, log, watch };
+}
