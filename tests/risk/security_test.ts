@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parseIp } from "../../src/ip/parse.ts";
+import { type ParsedIp, parseIp } from "../../src/ip/parse.ts";
 import {
   assessSecurity,
   createRiskSource,
@@ -25,9 +25,14 @@ Deno.test("threatLevel() follows the documented rule, null only when nothing is 
 });
 
 /** A feed holding the listed addresses and AS numbers. */
-const feed = (ips: string[], asns: number[] = []): FeedMembership => ({
-  has: (ip, asn) => ips.includes(ip.address) || (asn !== null && asns.includes(asn)),
-});
+const feed = (ips: string[], asns: number[] = [], name = "list"): FeedMembership => {
+  const has = (ip: ParsedIp, asn: number | null) =>
+    ips.includes(ip.address) || (asn !== null && asns.includes(asn));
+  return {
+    has,
+    matches: (ip, asn) => has(ip, asn) ? [{ source: name, network: ip.address }] : [],
+  };
+};
 
 Deno.test("createRiskSource(): a flag is null without its source, false when its source says no", () => {
   const risk = createRiskSource({
