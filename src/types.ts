@@ -106,7 +106,8 @@ export const RISK_LAYOUT = {
   matches: {
     leaf: "array",
     nullable: false,
-    description: "Every installed source listing the address, the most specific entry first",
+    description:
+      "Every installed source listing the address: by kind (tor, vpn, hosting, threat, relay, allow, anonymous-ip), the most specific entry first within a kind",
     items: {
       source: { leaf: "string", nullable: false, description: "Its name in the sources file" },
       kind: { leaf: "string", nullable: false },
