@@ -17,6 +17,10 @@ Deno.test("threatLevel() follows the documented rule, null only when nothing is 
     [{ vpn: true, tor: false }, "medium"],
     [{ hosting: true }, "medium"],
     [{ vpn: false, hosting: false, blocklisted: false, tor: false }, "low"],
+    [{ relay: false }, "low"],
+    [{ relay: true, vpn: true, hosting: true }, "low"], // a relay is not counted as a VPN
+    [{ relay: true, blocklisted: true }, "high"],
+    [{ allowed: true, tor: true, blocklisted: true }, "low"], // the operator's own ranges
   ];
   for (const [given, expected] of cases) {
     const signals = { tor: null, vpn: null, blocklisted: null, hosting: null, ...given };
