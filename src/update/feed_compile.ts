@@ -6,11 +6,10 @@
  * A tree's record says which lists cover the address and by which of their
  * networks (`matches`, the most specific first), so the `risk` group can name
  * every source; geofeed entries carry their place too. Overlaps are resolved
- * here, not by insertion order: the address space is cut at every entry's
- * start and end, and each piece gets the entries covering all of it.
+ * here: entries go in outermost first, each carrying the ones enclosing it.
  */
 
-import { parseNetworkKeys } from "../mmdb/writer/key.ts";
+import { compareKeys, parseNetworkKeys } from "../mmdb/writer/key.ts";
 import { type MmdbValue, MmdbWriter } from "../mmdb/writer/writer.ts";
 import { formatIpv6 } from "../ip/parse.ts";
 import type { FeedKind } from "../sources/manifest.ts";
@@ -36,10 +35,11 @@ export function feedDatabaseType(kind: FeedKind): string {
 }
 
 interface Entry {
-  first: bigint;
-  last: bigint;
-  /** Input order, to keep equal-sized matches stable. */
-  order: number;
+  /** First and last key (4 big-endian words, IPv4 at ::/96). */
+  first: Uint32Array;
+  last: Uint32Array;
+  /** The CIDR to insert (a range is cut into CIDRs, each keeping the range's text). */
+  cidr: string;
   match: FeedMatchRecord;
 }
 
@@ -52,7 +52,7 @@ export function compileFeeds(kind: FeedKind, feeds: readonly NamedFeed[]): Compi
       databaseType: feedDatabaseType(kind),
       description: { en: `${kind} networks from ${withNetworks.map((f) => f.name).join(", ")}` },
     });
-    insertPieces(writer, entriesOf(withNetworks));
+    insertNested(writer, entriesOf(withNetworks));
     tree = writer.toBytes();
   }
   const byAsn = new Map<number, string[]>();
@@ -71,27 +71,21 @@ export function compileFeeds(kind: FeedKind, feeds: readonly NamedFeed[]): Compi
   return { tree, asns };
 }
 
-const A = new Uint32Array(4);
-const B = new Uint32Array(4);
-
-function keyOf(words: Uint32Array): bigint {
-  return (BigInt(words[0]!) << 96n) | (BigInt(words[1]!) << 64n) | (BigInt(words[2]!) << 32n) |
-    BigInt(words[3]!);
-}
-
-/** Every network and range of the lists, each list's repeats dropped. */
+/** Every network of the lists (ranges cut into CIDRs), each list's repeats dropped. */
 function entriesOf(feeds: readonly NamedFeed[]): Entry[] {
   const entries: Entry[] = [];
   for (const { name, feed } of feeds) {
     const seen = new Set<string>();
-    const add = (first: bigint, last: bigint, match: FeedMatchRecord) => {
-      const id = `${first}-${last}`;
+    const add = (cidr: string, match: FeedMatchRecord) => {
+      const first = new Uint32Array(4);
+      const last = new Uint32Array(4);
+      parseNetworkKeys(cidr, first, last);
+      const id = `${first.join(".")}-${last.join(".")}`;
       if (seen.has(id)) return;
       seen.add(id);
-      entries.push({ first, last, order: entries.length, match });
+      entries.push({ first, last, cidr, match });
     };
     feed.networks.forEach((network, i) => {
-      parseNetworkKeys(network, A, B);
       const place = feed.places?.[i];
       const match: FeedMatchRecord = { source: name, network };
       if (place) {
@@ -99,52 +93,59 @@ function entriesOf(feeds: readonly NamedFeed[]): Entry[] {
           if (place[key] !== null) match[key] = place[key]!;
         }
       }
-      add(keyOf(A), keyOf(B), match);
+      add(network, match);
     });
     for (const [first, last] of feed.ranges) {
-      parseNetworkKeys(first, A, B);
-      const lo = keyOf(A);
-      parseNetworkKeys(last, A, B);
-      add(lo, keyOf(A), { source: name, network: `${first}-${last}` });
+      const network = `${first}-${last}`;
+      for (const cidr of rangeCidrs(first, last)) add(cidr, { source: name, network });
     }
   }
   return entries;
 }
 
 /**
- * Cuts the space at every entry's first address and one past its last, and
- * inserts each covered piece with the entries covering it, smallest first.
+ * Inserts CIDRs (any two are nested or apart) outermost first, each with the
+ * entries enclosing it: a nested insert overwrites its part of the outer one,
+ * so every address gets every entry covering it, the innermost first.
  */
-function insertPieces(writer: MmdbWriter, entries: Entry[]): void {
-  const events: { at: bigint; entry: Entry; open: boolean }[] = [];
+function insertNested(writer: MmdbWriter, entries: Entry[]): void {
+  entries.sort((x, y) => compareKeys(x.first, y.first) || compareKeys(y.last, x.last));
+  const open: Entry[] = [];
   for (const entry of entries) {
-    events.push({ at: entry.first, entry, open: true });
-    events.push({ at: entry.last + 1n, entry, open: false });
+    while (open.length && compareKeys(open.at(-1)!.last, entry.first) < 0) open.pop();
+    open.push(entry);
+    const matches: MmdbValue[] = [];
+    for (let i = open.length - 1; i >= 0; i--) matches.push({ ...open[i]!.match });
+    writer.insertNetwork(entry.cidr, { matches });
   }
-  events.sort((x, y) => (x.at < y.at ? -1 : x.at > y.at ? 1 : 0));
-  const active = new Set<Entry>();
-  let record: MmdbValue | null = null;
-  for (let i = 0; i < events.length;) {
-    const at = events[i]!.at;
-    for (; i < events.length && events[i]!.at === at; i++) {
-      const { entry, open } = events[i]!;
-      if (open) active.add(entry);
-      else active.delete(entry);
-      record = null;
-    }
-    if (active.size === 0 || i === events.length) continue;
-    record ??= {
-      matches: [...active]
-        .sort((x, y) => {
-          const size = (x.last - x.first) - (y.last - y.first);
-          return size < 0n ? -1 : size > 0n ? 1 : x.order - y.order;
-        })
-        .map((e) => ({ ...e.match })),
-    };
-    const last = events[i]!.at - 1n;
-    const ipv6 = last > 0xffffffffn;
-    writer.insertRange(textOf(at, ipv6), textOf(last, ipv6), record);
+}
+
+/** The CIDRs that exactly cover an address range (checked by the parser: one family, in order). */
+function rangeCidrs(first: string, last: string): string[] {
+  const a = new Uint32Array(4);
+  const b = new Uint32Array(4);
+  parseNetworkKeys(first, a, b);
+  const v4 = !first.includes(":");
+  let lo = keyOf(a);
+  parseNetworkKeys(last, a, b);
+  const hi = keyOf(a);
+  const bits = v4 ? 32 : 128;
+  const out: string[] = [];
+  while (lo <= hi) {
+    let size = 0;
+    while (
+      size < bits && (lo & ((1n << BigInt(size + 1)) - 1n)) === 0n &&
+      lo + (1n << BigInt(size + 1)) - 1n <= hi
+    ) size++;
+    out.push(`${textOf(lo, !v4)}/${bits - size}`);
+    lo += 1n << BigInt(size);
   }
+  return out;
+}
+
+function keyOf(words: Uint32Array): bigint {
+  return (BigInt(words[0]!) << 96n) | (BigInt(words[1]!) << 64n) | (BigInt(words[2]!) << 32n) |
+    BigInt(words[3]!);
 }
 
 /** A key as address text: a dotted quad (the IPv4 subtree, ::/96) unless `ipv6`. */
