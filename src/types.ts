@@ -115,7 +115,11 @@ export const RISK_LAYOUT = {
       dataDate: { ...text, description: "The list's own date (ISO 8601)" },
     },
   },
-  reason: { ...text, description: "Why isThreat is what it is, in one line" },
+  reason: {
+    leaf: "string",
+    nullable: false,
+    description: "Why isThreat is what it is, in one line",
+  },
 } as const satisfies LayoutGroup;
 
 /** Every group `get` can name: the result's, then the opt-in ones. */

@@ -86,12 +86,14 @@ const UNKNOWN: RiskSignals = Object.freeze({
   hosting: null,
 });
 
+const NO_SOURCE_REASON = "unknown: no security source is installed on this server";
+
 const NO_RISK: Risk = Object.freeze({
   anonymizer: null,
   abuse: null,
   provider: null,
   matches: [],
-  reason: null,
+  reason: NO_SOURCE_REASON,
 });
 
 /** The source used while no security source is installed: every flag unknown. */
@@ -232,8 +234,8 @@ function explain(sources: RiskSources, s: RiskSignals, ip: ParsedIp, asn: number
   const level = threatLevel(s);
   const by = (list: string[], fallback: string) => ` (${list.length ? list.join(", ") : fallback})`;
   const anonName = sources.anonymousIpName ?? "anonymous-ip";
-  let reason: string | null;
-  if (level === null) reason = null;
+  let reason: string;
+  if (level === null) reason = NO_SOURCE_REASON;
   else if (s.allowed) reason = `low: on the operator's allow-list${by(names("allow"), "allow")}`;
   else if (level === "high") {
     reason = "high: " + [
