@@ -12,6 +12,7 @@ import { createApp } from "../../src/http/app.ts";
 import { createLookup } from "../../src/lookup/lookup.ts";
 import { type DataSet, openDataSet } from "../../src/sources/data_set.ts";
 import { parseSourcesFile, type SourceSpec } from "../../src/sources/sources_file.ts";
+import { RISK_LAYOUT } from "../../src/types.ts";
 import { createUserAgentParser } from "../../src/ua/parse.ts";
 import {
   type FeedServer,
@@ -146,6 +147,9 @@ Deno.test("security and risk through the API for a Tor exit, VPN, cloud, relay a
       }],
       reason: "high: Tor exit (tor-exits)",
     });
+    // Keys in the layout's order (the OpenAPI Risk schema is derived from it).
+    assert.deepEqual(Object.keys(tor.risk), Object.keys(RISK_LAYOUT));
+    assert.deepEqual(Object.keys(tor.risk.matches[0]), Object.keys(RISK_LAYOUT.matches.items));
 
     const vpn = await answer("2.26.157.77");
     assert.deepEqual(vpn.security, { isVpn: true, isTor: false, isThreat: "medium" });
