@@ -6,6 +6,7 @@
 
 import { DataUnavailableError } from "../errors.ts";
 import { type MmdbDatabase, openMmdb } from "../mmdb/reader.ts";
+import { createTreeWalk, type TreeWalk } from "../mmdb/tree.ts";
 import {
   createRiskSource,
   type FeedMatch,
@@ -291,6 +292,8 @@ async function openFeed(
   installed: InstalledSource[],
 ): Promise<FeedMembership> {
   const trees: MmdbDatabase<FeedRecord>[] = [];
+  // Membership walks the tree only: a record (every list and entry) is decoded for `risk`.
+  const walks: TreeWalk[] = [];
   const asns = new Map<number, string[]>();
   const seen = new Set<string>();
   for (const entry of entries) {
@@ -302,7 +305,9 @@ async function openFeed(
         for (const [asn, names] of parseAsnMap(bytes, entry.file, users)) asns.set(asn, names);
       } else {
         try {
-          trees.push(open(entry, bytes));
+          const tree = open(entry, bytes);
+          trees.push(tree);
+          walks.push(createTreeWalk(bytes, tree.metadata));
         } catch (error) {
           throw new Error(`${entry.file}: ${reason(error)}`);
         }
@@ -312,7 +317,7 @@ async function openFeed(
   }
   return {
     has(ip, asn) {
-      for (const tree of trees) if (tree.getBytes(ip.bytes) !== null) return true;
+      for (const walk of walks) if (walk(ip.bytes) !== 0) return true;
       return asn !== null && asns.has(asn);
     },
     matches(ip, asn) {
