@@ -4,6 +4,7 @@ import {
   assessSecurity,
   createRiskSource,
   type FeedMembership,
+  NO_FEEDS,
   type RiskSignals,
   threatLevel,
 } from "../../src/risk/security.ts";
@@ -84,4 +85,39 @@ Deno.test("createRiskSource(): the Anonymous-IP database alone makes isVpn and i
     isTor: false,
     isThreat: "low",
   });
+});
+
+Deno.test("explain(): an Anonymous-IP proxy record is the proxy axis, its network in matches", () => {
+  const risk = createRiskSource({
+    anonymousIp: {
+      getBytes: (bytes) => bytes[0] === 5 ? { is_anonymous: true, is_public_proxy: true } : null,
+      getWithPrefixLength: () => [{ is_public_proxy: true }, 22],
+    },
+    anonymousIpName: "IPINTEL_ANONYMOUS_IP_DB",
+    facts: new Map([["IPINTEL_ANONYMOUS_IP_DB", { dataDate: "2026-11-01T00:00:00.000Z" }]]),
+    hosting: feed(["5.5.5.5"], [], "dc"),
+  });
+  assert.deepEqual(risk.explain(parseIp("5.5.5.5"), null), {
+    anonymizer: "proxy",
+    abuse: null,
+    provider: null,
+    matches: [
+      { source: "dc", kind: "hosting", network: "5.5.5.5", dataDate: null },
+      {
+        source: "IPINTEL_ANONYMOUS_IP_DB",
+        kind: "anonymous-ip",
+        network: "5.5.4.0/22",
+        dataDate: "2026-11-01T00:00:00.000Z",
+      },
+    ],
+    reason: "medium: public or residential proxy (IPINTEL_ANONYMOUS_IP_DB)",
+  });
+  assert.equal(
+    risk.explain(parseIp("6.6.6.6"), null).reason,
+    "low: none of the installed security sources lists it",
+  );
+  assert.equal(
+    NO_FEEDS.explain(parseIp("6.6.6.6"), null).reason,
+    "unknown: no security source is installed on this server",
+  );
 });
