@@ -10,10 +10,12 @@
 
 /** One value of the result: its JSON type, and whether it may be null (unknown). */
 export interface LayoutLeaf {
-  readonly leaf: "string" | "number" | "integer" | "boolean";
+  readonly leaf: "string" | "number" | "integer" | "boolean" | "array";
   readonly nullable: boolean;
   readonly enum?: readonly string[];
   readonly description?: string;
+  /** `array` leaves: the layout of each entry (selected only as a whole). */
+  readonly items?: LayoutGroup;
 }
 
 /** A group of the result: keys in output order. */
@@ -83,19 +85,64 @@ export const RESULT_LAYOUT = {
   },
 } as const satisfies LayoutGroup;
 
+/**
+ * The `risk` group: the detail behind `security`, returned only when `get` names
+ * it (or one of its fields), so the spec's default answer is unchanged.
+ */
+export const RISK_LAYOUT = {
+  anonymizer: {
+    leaf: "string",
+    nullable: true,
+    enum: ["tor", "vpn", "proxy", "relay", "hosting"],
+    description: "The anonymizer axis: what hides the user behind this address; null when none",
+  },
+  abuse: {
+    leaf: "string",
+    nullable: true,
+    enum: ["listed"],
+    description: "The abuse axis: `listed` when a threat list names the address",
+  },
+  provider: { ...text, description: "The hosting or relay provider, as the sources file names it" },
+  matches: {
+    leaf: "array",
+    nullable: false,
+    description:
+      "Every installed source listing the address: by kind (tor, vpn, hosting, threat, relay, allow, anonymous-ip), the most specific entry first within a kind",
+    items: {
+      source: { leaf: "string", nullable: false, description: "Its name in the sources file" },
+      kind: { leaf: "string", nullable: false },
+      network: { ...text, description: "The entry that matched (CIDR, address or range)" },
+      dataDate: { ...text, description: "The list's own date (ISO 8601)" },
+    },
+  },
+  reason: {
+    leaf: "string",
+    nullable: false,
+    description: "Why isThreat is what it is, in one line",
+  },
+} as const satisfies LayoutGroup;
+
+/** Every group `get` can name: the result's, then the opt-in ones. */
+export const SELECTABLE_LAYOUT = { ...RESULT_LAYOUT, risk: RISK_LAYOUT } as const;
+
 /** The TypeScript type of a layout node. */
 type ValueOf<N> = N extends LayoutLeaf ? LeafValue<N> | (N["nullable"] extends true ? null : never)
   : { -readonly [K in keyof N]: ValueOf<N[K]> };
 
 type LeafValue<N extends LayoutLeaf> = N extends { enum: readonly (infer E)[] } ? E
+  : N extends { items: infer G } ? ValueOf<G>[]
   : N["leaf"] extends "string" ? string
   : N["leaf"] extends "boolean" ? boolean
   : number;
 
 type Layout = typeof RESULT_LAYOUT;
 
-/** The `data` object of one lookup. Every key is always present. */
-export type LookupResult = ValueOf<Layout>;
+/** The opt-in `risk` group. */
+export type Risk = ValueOf<typeof RISK_LAYOUT>;
+export type RiskMatch = Risk["matches"][number];
+
+/** The `data` object of one lookup. Every key is always present; `risk` only when asked for. */
+export type LookupResult = ValueOf<Layout> & { risk?: Risk };
 export type GeoLocation = LookupResult["geoLocation"];
 export type TimeZoneInfo = LookupResult["timezone"];
 export type Flag = LookupResult["flag"];

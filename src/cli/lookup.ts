@@ -68,7 +68,11 @@ async function runLookup(
   let failed = 0;
   for (const ip of ips) {
     try {
-      const result = lookup(ip, { userAgent: flags.ua ?? null, lang: flags.lang ?? null });
+      const result = lookup(ip, {
+        userAgent: flags.ua ?? null,
+        lang: flags.lang ?? null,
+        selection,
+      });
       const data = applySelection(result, selection);
       // JSON streams one line per address; XML and CSV are one document at the end.
       if (format === "json") console.log(JSON.stringify(data));

@@ -4,7 +4,7 @@
  *
  * Three kinds of name exist, all matched case-insensitively:
  * - a top-level name: `ip` or a group (`geoLocation`, `timezone`, `flag`, `currency`,
- *   `connection`, `userAgent`, `security`);
+ *   `connection`, `userAgent`, `security`, and the opt-in `risk`);
  * - a bare name: a direct child of a group (`country`, `postal_Code`, `code`, `isTor`,
  *   and `userAgent`'s parts `browser`, `engine`, `os`, `device`, `cpu`); these are
  *   unique across groups, so a bare name is never ambiguous;
@@ -12,10 +12,10 @@
  *   `userAgent.browser`, `userAgent.browser.name`). The `name`, `version`, `type`, ...
  *   inside userAgent's parts are reachable only this way.
  *
- * Everything here is computed once, at module load, from `RESULT_LAYOUT`.
+ * Everything here is computed once, at module load, from `SELECTABLE_LAYOUT`.
  */
 
-import { isLayoutLeaf, type LayoutGroup, RESULT_LAYOUT } from "../types.ts";
+import { isLayoutLeaf, type LayoutGroup, SELECTABLE_LAYOUT } from "../types.ts";
 
 /** One node of the layout. */
 export interface FieldInfo {
@@ -55,7 +55,7 @@ function walk(group: LayoutGroup, parents: readonly string[], out: FieldInfo[]):
 
 function buildFields(): readonly FieldInfo[] {
   const out: FieldInfo[] = [];
-  walk(RESULT_LAYOUT, [], out);
+  walk(SELECTABLE_LAYOUT, [], out);
   return out;
 }
 

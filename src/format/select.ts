@@ -20,6 +20,8 @@ export interface FieldSelection {
   readonly names: readonly string[];
   /** Output steps in output order; `ip` first. */
   readonly steps: readonly Step[];
+  /** Whether it names the opt-in `risk` group or a field of it: the lookup computes it only then. */
+  readonly risk: boolean;
 }
 
 /** Longest name quoted back in an error message. */
@@ -116,6 +118,9 @@ function compile(get: string): FieldSelection | null {
   return {
     names: [...names.values()].sort((a, b) => a.order - b.order).map((n) => n.name),
     steps: [ip, ...entries.map((e) => e.step)],
+    risk: [...bare.values(), ...[...roots.values()].map((n) => n.field)].some((f) =>
+      f.segments[0] === "risk"
+    ),
   };
 }
 

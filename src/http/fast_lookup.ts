@@ -68,7 +68,11 @@ export function withFastLookup(
       }
       // An unknown name throws here, before anything is charged: the app answers 400.
       const selection = get === null ? null : parseFieldSelection(get);
-      const result = current!.lookup(ip, { userAgent: request.headers.get("user-agent"), lang });
+      const result = current!.lookup(ip, {
+        userAgent: request.headers.get("user-agent"),
+        lang,
+        selection,
+      });
       // As the app's `one` renders it.
       body = format === "json" && selection === null
         ? resultEnvelopeJson(result)

@@ -11,6 +11,7 @@ import {
   type LayoutLeaf,
   type LayoutNode,
   RESULT_LAYOUT,
+  RISK_LAYOUT,
 } from "../types.ts";
 import { UA_BODY_LIMIT } from "./lookup_request.ts";
 
@@ -30,6 +31,7 @@ const GROUP_SCHEMAS: Record<keyof typeof RESULT_LAYOUT, string | null> = {
 
 function leafSchema(leaf: LayoutLeaf): Schema {
   const schema: Schema = { type: leaf.nullable ? [leaf.leaf, "null"] : leaf.leaf };
+  if (leaf.items) schema.items = groupSchema(leaf.items);
   if (leaf.enum) schema.enum = leaf.nullable ? [...leaf.enum, null] : [...leaf.enum];
   if (leaf.description) schema.description = leaf.description;
   return schema;
@@ -69,11 +71,16 @@ function resultSchemas(): Record<string, Schema> {
 
 const schemas = {
   ...resultSchemas(),
+  Risk: {
+    description:
+      "Opt-in (`get=risk`, `get=security,risk`, or a field such as `matches`): why `security` says what it says.",
+    ...groupSchema(RISK_LAYOUT),
+  },
   Selection: {
     type: "object",
     description:
-      "The result with `get`: `ip`, plus each chosen group (nested), bare name (flat under `data`) or dotted path (kept inside its parents).",
-    properties: { ip: { type: "string" } },
+      "The result with `get`: `ip`, plus each chosen group (nested), bare name (flat under `data`) or dotted path (kept inside its parents). The opt-in `risk` group comes only this way.",
+    properties: { ip: { type: "string" }, risk: { $ref: "#/components/schemas/Risk" } },
     required: ["ip"],
   },
   FailedItem: {
@@ -143,7 +150,7 @@ const queryParameters = [
     in: "query",
     schema: { type: "string" },
     description:
-      "Comma-separated field names, case-insensitive: groups (geoLocation, currency, …), bare leaf names (country, city; returned flat) or dotted paths (currency.code; kept nested). `ip` is always included.",
+      "Comma-separated field names, case-insensitive: groups (geoLocation, currency, …, and the opt-in risk), bare leaf names (country, city; returned flat) or dotted paths (currency.code; kept nested). `ip` is always included.",
   },
   {
     name: "format",

@@ -10,6 +10,7 @@ import type { CityRecord } from "../sources/records.ts";
 import type { Currency, Flag, GeoLocation, LookupResult, UserAgent } from "../types.ts";
 import { createConnectionOf, NO_CONNECTION } from "./connection.ts";
 import { effectiveCountry, toGeoLocation } from "./geo.ts";
+import { createOverride } from "./override.ts";
 
 export interface LookupDeps {
   data: DataSet;
@@ -30,6 +31,8 @@ export interface LookupOptions {
    * `zh` → `zh-CN`, `pt` → `pt-BR`); names it lacks fall back to English.
    */
   lang?: string | null;
+  /** The `get` selection: the opt-in `risk` group is computed only when it names it. */
+  selection?: { readonly risk: boolean } | null;
 }
 
 /** What one City record yields, computed once per record and language. */
@@ -69,6 +72,7 @@ export function createLookup(deps: LookupDeps): Lookup {
   // Keyed by the decoded record object, which the reader's offset cache shares:
   // entries live exactly as long as the cached record does.
   const places = new WeakMap<CityRecord, Map<string, PlaceFacts>>();
+  const overridden = data.location ? createOverride(languages) : null;
 
   const placeOf = (record: CityRecord, lang: string): PlaceFacts => {
     let byLang = places.get(record);
@@ -90,14 +94,18 @@ export function createLookup(deps: LookupDeps): Lookup {
 
   const lookupParsed = (ip: ParsedIp, options: LookupOptions): LookupResult => {
     const lang = resolveLang(options.lang);
-    const cityRecord = data.city?.getBytes(ip.bytes) ?? null;
+    let cityRecord = data.city?.getBytes(ip.bytes) ?? null;
+    // The operator's geofeed, most specific entry first, wins over the City database.
+    const own = data.location?.matches(ip, null)[0];
+    if (own) cityRecord = overridden!(own, cityRecord);
     const connection = connectionOf(ip);
-    // Security feeds alone do not make an address found (FireHOL lists every bogon).
+    // Security feeds alone do not make an address found (FireHOL lists every bogon);
+    // the operator's geofeed does.
     if (!cityRecord && connection === NO_CONNECTION) {
       throw new NotFoundError(ip.address, reservedRangeName(ip));
     }
     const place = cityRecord ? placeOf(cityRecord, lang) : null;
-    return {
+    const result: LookupResult = {
       ip: ip.address,
       geoLocation: place?.geoLocation ?? NO_GEOLOCATION,
       timezone: timeZoneInfo(place?.timeZone ?? null, now()),
@@ -107,6 +115,8 @@ export function createLookup(deps: LookupDeps): Lookup {
       userAgent: parseUserAgent(options.userAgent),
       security: assessSecurity(risk, ip, connection.asn_number),
     };
+    if (options.selection?.risk) result.risk = risk.explain(ip, connection.asn_number);
+    return result;
   };
 
   return (ipText, options = {}) => lookupParsed(parseIp(ipText), options);

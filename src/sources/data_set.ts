@@ -6,7 +6,15 @@
 
 import { DataUnavailableError } from "../errors.ts";
 import { type MmdbDatabase, openMmdb } from "../mmdb/reader.ts";
-import { createRiskSource, type FeedMembership, type RiskSource } from "../risk/security.ts";
+import { createTreeWalk, type TreeWalk } from "../mmdb/tree.ts";
+import {
+  createRiskSource,
+  type FeedMatch,
+  type FeedMembership,
+  RISK_KINDS,
+  type RiskSource,
+  type SourceFacts,
+} from "../risk/security.ts";
 import {
   DATABASE_KINDS,
   type DatabaseKind,
@@ -70,6 +78,8 @@ export interface DataSet {
   readonly anonymousIp: MmdbDatabase<AnonymousIpRecord> | null;
   /** Security flags from the feeds and the Anonymous-IP database. */
   readonly risk: RiskSource;
+  /** The operator's geofeeds (`location` lists): answered ahead of the City database. */
+  readonly location?: FeedMembership | null;
   readonly manifest: Manifest;
   readonly installed: readonly InstalledSource[];
   readonly absent: readonly AbsentSource[];
@@ -198,8 +208,8 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
           readChecked,
           (entry, bytes) =>
             openChecked<FeedRecord>(`${dataDir}/${entry.file}`, bytes, {
-              // Feed trees cache little: a record is just the list's name.
-              cacheSize: Math.min(options.cacheSize ?? 64, 64),
+              // Feed trees cache little: most addresses are on no list.
+              cacheSize: Math.min(options.cacheSize ?? 1024, 1024),
             }).db,
           installed,
         )
@@ -210,7 +220,24 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
       );
     }
   }
-  const risk = createRiskSource({ ...feeds, anonymousIp });
+  const facts = new Map<string, SourceFacts>();
+  for (const entry of manifest.sources) {
+    const date = installed.find((s) => s.name === entryName(entry))?.dataDate ?? null;
+    facts.set(entryName(entry), {
+      dataDate: date,
+      ...(entry.provider ? { provider: entry.provider } : {}),
+    });
+  }
+  const anonymousIpSource = installed.find((s) => s.kind === "anonymous-ip");
+  if (anonymousIpSource) {
+    facts.set(anonymousIpSource.name, { dataDate: anonymousIpSource.dataDate });
+  }
+  const risk = createRiskSource({
+    ...Object.fromEntries(RISK_KINDS.map((kind) => [kind, feeds[kind]])),
+    anonymousIp,
+    anonymousIpName: anonymousIpSource?.name,
+    facts,
+  });
   const names = new Set(installed.map((s) => s.name));
   // A database kind has one source: an installed one (maybe under an older name, or the
   // operator's own file) stands for the configured one.
@@ -235,6 +262,7 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
     domain,
     anonymousIp,
     risk,
+    location: feeds.location,
     manifest,
     installed,
     absent,
@@ -264,17 +292,22 @@ async function openFeed(
   installed: InstalledSource[],
 ): Promise<FeedMembership> {
   const trees: MmdbDatabase<FeedRecord>[] = [];
-  const asns = new Set<number>();
+  // Membership walks the tree only: a record (every list and entry) is decoded for `risk`.
+  const walks: TreeWalk[] = [];
+  const asns = new Map<number, string[]>();
   const seen = new Set<string>();
   for (const entry of entries) {
     const bytes = await read(entry);
     if (!seen.has(entry.file)) {
       seen.add(entry.file);
       if (entry.file.endsWith(".json")) {
-        for (const asn of parseAsnSet(bytes, entry.file)) asns.add(asn);
+        const users = entries.filter((e) => e.file === entry.file).map(entryName);
+        for (const [asn, names] of parseAsnMap(bytes, entry.file, users)) asns.set(asn, names);
       } else {
         try {
-          trees.push(open(entry, bytes));
+          const tree = open(entry, bytes);
+          trees.push(tree);
+          walks.push(createTreeWalk(bytes, tree.metadata));
         } catch (error) {
           throw new Error(`${entry.file}: ${reason(error)}`);
         }
@@ -284,18 +317,41 @@ async function openFeed(
   }
   return {
     has(ip, asn) {
-      for (const tree of trees) if (tree.getBytes(ip.bytes) !== null) return true;
+      for (const walk of walks) if (walk(ip.bytes) !== 0) return true;
       return asn !== null && asns.has(asn);
+    },
+    matches(ip, asn) {
+      const found: FeedMatch[] = [];
+      for (const tree of trees) {
+        const record = tree.getBytes(ip.bytes);
+        if (record?.matches) found.push(...record.matches);
+        else if (record?.source) found.push({ source: record.source, network: null });
+      }
+      const names = asn === null ? undefined : asns.get(asn);
+      for (const source of names ?? []) found.push({ source, network: `AS${asn}` });
+      return found;
     },
   };
 }
 
-function parseAsnSet(bytes: Uint8Array, file: string): number[] {
-  const list = JSON.parse(new TextDecoder().decode(bytes));
-  if (!Array.isArray(list) || list.some((n) => !Number.isInteger(n) || n < 0 || n > 0xffffffff)) {
-    throw new Error(`${file}: expected a JSON array of AS numbers`);
+/**
+ * A compiled AS-number file: `{"13335": ["list", ...]}`; files compiled before
+ * lists were named per AS number are a bare array, credited to every list using it.
+ */
+function parseAsnMap(bytes: Uint8Array, file: string, users: string[]): Map<number, string[]> {
+  const json = JSON.parse(new TextDecoder().decode(bytes));
+  const entries: [unknown, unknown][] = Array.isArray(json)
+    ? json.map((asn) => [asn, users])
+    : typeof json === "object" && json !== null
+    ? Object.entries(json).map(([asn, names]) => [Number(asn), names])
+    : [];
+  const valid = (asn: unknown, names: unknown) =>
+    Number.isInteger(asn) && (asn as number) >= 0 && (asn as number) <= 0xffffffff &&
+    Array.isArray(names) && names.every((n) => typeof n === "string");
+  if (entries.length === 0 || entries.some(([asn, names]) => !valid(asn, names))) {
+    throw new Error(`${file}: expected a JSON map of AS numbers to list names`);
   }
-  return list;
+  return new Map(entries as [number, string[]][]);
 }
 
 async function openOperatorDatabase<T>(

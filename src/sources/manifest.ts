@@ -13,7 +13,10 @@ export type SourceKind =
   | "tor"
   | "vpn"
   | "hosting"
-  | "threat";
+  | "threat"
+  | "relay"
+  | "allow"
+  | "location";
 
 /** Kinds held in one MaxMind DB each (at most one source of each). */
 /** How a source delivers its data (the sources file's `format`). */
@@ -27,6 +30,11 @@ export const SOURCE_FORMATS = [
   "csv-ranges",
   "aws-json",
   "google-json",
+  "oracle-json",
+  "azure-json",
+  "drop-json",
+  "ipsum",
+  "geofeed",
 ] as const;
 export type SourceFormat = typeof SOURCE_FORMATS[number];
 
@@ -40,12 +48,19 @@ export const DATABASE_KINDS = [
 ] as const satisfies readonly SourceKind[];
 export type DatabaseKind = typeof DATABASE_KINDS[number];
 
-/** Kinds compiled from lists (any number of sources each, one tree per kind). */
+/**
+ * Kinds compiled from lists (any number of sources each, one tree per kind):
+ * the security kinds, `allow` (the operator's ranges: flags cleared) and
+ * `location` (the operator's geofeed, answered ahead of the City database).
+ */
 export const FEED_KINDS = [
   "tor",
   "vpn",
   "hosting",
   "threat",
+  "relay",
+  "allow",
+  "location",
 ] as const satisfies readonly SourceKind[];
 export type FeedKind = typeof FEED_KINDS[number];
 
@@ -86,6 +101,10 @@ export interface ManifestEntry {
   count?: number | null;
   /** Feeds only. */
   download?: DownloadState;
+  /** Hosting and relay lists: the provider the sources file names (shown by the `risk` group). */
+  provider?: string;
+  /** `ipsum` lists: the fewest blocklists an address must be on (the sources file's setting). */
+  minCount?: number;
 }
 
 export interface Manifest {

@@ -52,7 +52,22 @@ export interface AnonymousIpRecord {
   is_tor_exit_node?: boolean;
 }
 
-/** A network of a compiled feed (tor, vpn, hosting, threat): the list that named it. */
+/** One list covering an address: its name, its entry, and a geofeed entry's place. */
+export interface FeedMatchRecord {
+  source: string;
+  /** The list's entry as written: a CIDR, an address, or a range `first-last`. */
+  network: string;
+  country?: string;
+  region?: string;
+  city?: string;
+  postal?: string;
+}
+
+/**
+ * A piece of a compiled feed tree: every list covering it, the most specific
+ * entry first. Trees compiled before matches were kept hold only `source`.
+ */
 export interface FeedRecord {
+  matches?: FeedMatchRecord[];
   source?: string;
 }

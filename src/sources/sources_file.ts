@@ -30,9 +30,25 @@ export interface SourceSpec {
   members?: string[];
   /** `npm`/MMDB formats: the installed file's name (default `<kind>.mmdb`). */
   file?: string;
+  /** Hosting and relay lists: whose network it is ("Amazon Web Services"). */
+  provider?: string;
+  /** `ipsum`: the fewest blocklists an address must be on to count (default 3). */
+  minCount?: number;
+  /** Shown by /status and /ready; "not stated" when the file gives none. */
   license: string;
   attribution: string;
 }
+
+/** What /status shows for a licence or attribution the sources file does not give. */
+export const NOT_STATED = "not stated";
+
+/** The `ipsum` minimum count when the sources file gives none. */
+export const DEFAULT_IPSUM_MIN_COUNT = 3;
+
+/** Formats each list kind accepts, where not every list format fits. */
+const KIND_FORMATS: Partial<Record<SourceKind, readonly SourceFormat[]>> = {
+  location: ["geofeed"],
+};
 
 export interface SourcesFile {
   /** The npm registry of `npm` sources; `IPINTEL_NPM_REGISTRY` wins over it. */
@@ -109,6 +125,10 @@ export function parseSourcesFile(json: unknown, label: string): SourcesFile {
           }`,
       );
     }
+    const only = KIND_FORMATS[kind];
+    if (only && !only.includes(format)) {
+      fail(where, `format "${format}" cannot give a ${kind} list: use ${only.join(", ")}`);
+    }
     if (isDatabase) {
       if (databaseKinds.has(kind)) fail(where, `a second ${kind} database: give at most one`);
       databaseKinds.add(kind);
@@ -148,6 +168,18 @@ export function parseSourcesFile(json: unknown, label: string): SourcesFile {
     if (file !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]*\.mmdb$/.test(file)) {
       fail(where, `file ${show(file)}: expected a plain file name ending in .mmdb`);
     }
+    const provider = text("provider", false);
+    if (provider !== undefined && kind !== "hosting" && kind !== "relay") {
+      fail(where, "provider: only hosting and relay lists name a provider");
+    }
+    let minCount: number | undefined;
+    if (s.minCount !== undefined) {
+      if (format !== "ipsum") fail(where, 'minCount: only the "ipsum" format has a count');
+      if (!Number.isInteger(s.minCount) || (s.minCount as number) < 1) {
+        fail(where, `minCount ${show(s.minCount)}: expected a whole number, at least 1`);
+      }
+      minCount = s.minCount as number;
+    }
     return {
       name,
       kind,
@@ -158,8 +190,10 @@ export function parseSourcesFile(json: unknown, label: string): SourcesFile {
       ...(integrity ? { integrity } : {}),
       ...(members ? { members } : {}),
       ...(file ? { file } : {}),
-      license: text("license", true)!,
-      attribution: text("attribution", true)!,
+      ...(provider ? { provider } : {}),
+      ...(minCount !== undefined ? { minCount } : {}),
+      license: text("license", false) ?? NOT_STATED,
+      attribution: text("attribution", false) ?? NOT_STATED,
     };
   });
   return { ...(root.registry ? { registry: root.registry as string } : {}), sources };

@@ -98,6 +98,7 @@ export async function fetchSource(
     spec.format,
     new TextDecoder("utf-8", { fatal: false }).decode(bytes),
     spec.name,
+    spec,
   );
   if (feed.count === 0) throw new Error("Refused: the list is empty");
   const before = previous?.count ?? 0;

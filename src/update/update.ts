@@ -118,8 +118,9 @@ export async function runUpdate(options: UpdateOptions): Promise<SourceOutcome[]
         const raw = `${FEEDS_DIR}/${spec.name}-${sha256.slice(0, 12)}.txt`;
         await writeFileAtomic(`${dataDir}/${raw}`, fetched.raw);
         const lastModified = Date.parse(fetched.lastModified ?? "");
+        // The list's own date, else its server's, else the download's.
         const dataDate = fetched.feed.dataDate ??
-          (Number.isNaN(lastModified) ? null : new Date(lastModified));
+          (Number.isNaN(lastModified) ? now() : new Date(lastModified));
         entry = {
           ...base(spec, now),
           file: "", // set when the kind is compiled
@@ -215,7 +216,8 @@ async function compileKind(
     let feed = fresh.get(name);
     if (!feed) {
       const format = entry.format ?? "ip-list";
-      feed = parseFeed(format, await Deno.readTextFile(`${dataDir}/${entry.download!.file}`), name);
+      const text = await Deno.readTextFile(`${dataDir}/${entry.download!.file}`);
+      feed = parseFeed(format, text, name, entry);
     }
     feeds.push({ name, feed });
   }
@@ -268,6 +270,8 @@ function base(spec: SourceSpec, now: () => Date) {
     source: spec.url,
     license: spec.license,
     attribution: spec.attribution,
+    ...(spec.provider ? { provider: spec.provider } : {}),
+    ...(spec.minCount !== undefined ? { minCount: spec.minCount } : {}),
     built: now().toISOString(),
   };
 }

@@ -19,12 +19,21 @@ function pathsOf(value: unknown, prefix = ""): string[] {
   return out;
 }
 
-Deno.test("FIELDS lists every path of a full LookupResult, in layout order", () => {
-  assert.deepEqual(FIELDS.map((f) => f.path), pathsOf(sampleResult()));
+Deno.test("FIELDS lists every path of a full LookupResult, in layout order, then the opt-in risk group", () => {
+  const own = FIELDS.filter((f) => f.segments[0] !== "risk");
+  assert.deepEqual(own.map((f) => f.path), pathsOf(sampleResult()));
+  assert.deepEqual(FIELDS.slice(own.length).map((f) => f.path), [
+    "risk",
+    "risk.anonymizer",
+    "risk.abuse",
+    "risk.provider",
+    "risk.matches",
+    "risk.reason",
+  ]);
   assert.deepEqual(FIELDS.map((f) => f.order), FIELDS.map((_, i) => i));
 });
 
-Deno.test("GROUP_NAMES are the seven groups of the layout", () => {
+Deno.test("GROUP_NAMES are the seven groups of the layout and the opt-in risk", () => {
   assert.deepEqual(GROUP_NAMES, [
     "geoLocation",
     "timezone",
@@ -33,6 +42,7 @@ Deno.test("GROUP_NAMES are the seven groups of the layout", () => {
     "connection",
     "userAgent",
     "security",
+    "risk",
   ]);
 });
 

@@ -65,6 +65,8 @@ const CASES: { path: string; headers?: Record<string, string>; fast: boolean }[]
   // format, get and lang in any order and combination, each once.
   { path: "/ip/81.2.69.142?format=json", fast: true },
   { path: "/ip/81.2.69.142?format=csv&get=city", fast: true },
+  { path: "/ip/81.2.69.142?get=security,risk", fast: true }, // the opt-in group, computed
+  { path: "/ip/81.2.69.142?get=reason&format=xml", fast: true },
   { path: "/ip/81.2.69.142?get=city&format=xml", fast: true },
   { path: "/ip/81.2.69.142?format=xml&lang=de", fast: true },
   { path: "/ip/81.2.69.142?lang=de", fast: true },

@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
-import { parseIp } from "../../src/ip/parse.ts";
+import { type ParsedIp, parseIp } from "../../src/ip/parse.ts";
 import {
   assessSecurity,
   createRiskSource,
   type FeedMembership,
+  NO_FEEDS,
   type RiskSignals,
   threatLevel,
 } from "../../src/risk/security.ts";
@@ -17,6 +18,10 @@ Deno.test("threatLevel() follows the documented rule, null only when nothing is 
     [{ vpn: true, tor: false }, "medium"],
     [{ hosting: true }, "medium"],
     [{ vpn: false, hosting: false, blocklisted: false, tor: false }, "low"],
+    [{ relay: false }, "low"],
+    [{ relay: true, vpn: true, hosting: true }, "low"], // a relay is not counted as a VPN
+    [{ relay: true, blocklisted: true }, "high"],
+    [{ allowed: true, tor: true, blocklisted: true }, "low"], // the operator's own ranges
   ];
   for (const [given, expected] of cases) {
     const signals = { tor: null, vpn: null, blocklisted: null, hosting: null, ...given };
@@ -25,9 +30,14 @@ Deno.test("threatLevel() follows the documented rule, null only when nothing is 
 });
 
 /** A feed holding the listed addresses and AS numbers. */
-const feed = (ips: string[], asns: number[] = []): FeedMembership => ({
-  has: (ip, asn) => ips.includes(ip.address) || (asn !== null && asns.includes(asn)),
-});
+const feed = (ips: string[], asns: number[] = [], name = "list"): FeedMembership => {
+  const has = (ip: ParsedIp, asn: number | null) =>
+    ips.includes(ip.address) || (asn !== null && asns.includes(asn));
+  return {
+    has,
+    matches: (ip, asn) => has(ip, asn) ? [{ source: name, network: ip.address }] : [],
+  };
+};
 
 Deno.test("createRiskSource(): a flag is null without its source, false when its source says no", () => {
   const risk = createRiskSource({
@@ -75,4 +85,39 @@ Deno.test("createRiskSource(): the Anonymous-IP database alone makes isVpn and i
     isTor: false,
     isThreat: "low",
   });
+});
+
+Deno.test("explain(): an Anonymous-IP proxy record is the proxy axis, its network in matches", () => {
+  const risk = createRiskSource({
+    anonymousIp: {
+      getBytes: (bytes) => bytes[0] === 5 ? { is_anonymous: true, is_public_proxy: true } : null,
+      getWithPrefixLength: () => [{ is_public_proxy: true }, 22],
+    },
+    anonymousIpName: "IPINTEL_ANONYMOUS_IP_DB",
+    facts: new Map([["IPINTEL_ANONYMOUS_IP_DB", { dataDate: "2026-11-01T00:00:00.000Z" }]]),
+    hosting: feed(["5.5.5.5"], [], "dc"),
+  });
+  assert.deepEqual(risk.explain(parseIp("5.5.5.5"), null), {
+    anonymizer: "proxy",
+    abuse: null,
+    provider: null,
+    matches: [
+      { source: "dc", kind: "hosting", network: "5.5.5.5", dataDate: null },
+      {
+        source: "IPINTEL_ANONYMOUS_IP_DB",
+        kind: "anonymous-ip",
+        network: "5.5.4.0/22",
+        dataDate: "2026-11-01T00:00:00.000Z",
+      },
+    ],
+    reason: "medium: public or residential proxy (IPINTEL_ANONYMOUS_IP_DB)",
+  });
+  assert.equal(
+    risk.explain(parseIp("6.6.6.6"), null).reason,
+    "low: none of the installed security sources lists it",
+  );
+  assert.equal(
+    NO_FEEDS.explain(parseIp("6.6.6.6"), null).reason,
+    "unknown: no security source is installed on this server",
+  );
 });

@@ -1,0 +1,84 @@
+/**
+ * As an operator runs it: `ipintel data update` with a security list that
+ * arrives cut short is refused, naming the source and why, while the other
+ * lists install; the next good download installs it, and `ipintel lookup
+ * --get risk` names every list and entry.
+ */
+
+import assert from "node:assert/strict";
+import { startFeedServer, writeBaseDataDir } from "../update/_feed_server.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const FIXTURES = new URL("../fixtures/feeds/", import.meta.url).pathname;
+
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "main.ts", ...args],
+    cwd: ROOT,
+    env: { NO_COLOR: "1", IPINTEL_UPDATE_TIMEOUT: "5" },
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(60_000),
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
+}
+
+Deno.test("a DROP file cut short is refused by name; a whole one installs and explains lookups", async () => {
+  const server = startFeedServer();
+  const dataDir = await writeBaseDataDir();
+  try {
+    const drop = await Deno.readTextFile(`${FIXTURES}spamhaus_drop_v4.jsonl`);
+    const cut = drop.split("\n").slice(0, 5).join("\n") + "\n"; // no metadata line
+    server.routes.set("/drop", { body: cut, etag: '"cut"' });
+    server.routes.set("/tor", { body: await Deno.readFile(`${FIXTURES}tor_bulk_exit_list.txt`) });
+    const sourcesFile = `${dataDir}/sources.json`;
+    await Deno.writeTextFile(
+      sourcesFile,
+      JSON.stringify({
+        sources: [
+          { name: "tor-exits", kind: "tor", format: "ip-list", url: server.url("/tor") },
+          { name: "drop", kind: "threat", format: "drop-json", url: server.url("/drop") },
+        ],
+      }),
+    );
+    const first = await cli("data", "update", "--sources", sourcesFile, "--data-dir", dataDir);
+    assert.equal(first.code, 1, first.stdout + first.stderr);
+    const output = first.stdout + first.stderr;
+    assert.match(output, /drop: FAILED: drop: no metadata line \(the file is incomplete\)/);
+    assert.match(output, /tor-exits: \d+ entries/);
+
+    server.routes.set("/drop", { body: drop, etag: '"whole"' });
+    const second = await cli("data", "update", "--sources", sourcesFile, "--data-dir", dataDir);
+    assert.equal(second.code, 0, second.stdout + second.stderr);
+
+    const lookup = await cli(
+      "lookup",
+      "1.10.16.7",
+      "185.241.208.232",
+      "--get",
+      "security,risk",
+      "--data-dir",
+      dataDir,
+    );
+    assert.equal(lookup.code, 0, lookup.stderr);
+    const [dropped, tor] = lookup.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    assert.deepEqual(dropped.security, { isVpn: null, isTor: false, isThreat: "high" });
+    assert.deepEqual(dropped.risk.matches, [{
+      source: "drop",
+      kind: "threat",
+      network: "1.10.16.0/20",
+      dataDate: "2026-07-23T09:14:02.000Z",
+    }]);
+    assert.equal(dropped.risk.reason, "high: on a threat list (drop)");
+    assert.equal(tor.risk.anonymizer, "tor");
+    assert.equal(tor.risk.matches[0].network, "185.241.208.232");
+  } finally {
+    await server.close();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
