@@ -111,7 +111,11 @@ const ANSWERS = new Map<string, Security>();
 
 /** Builds the `security` object of a result from the signals. */
 export function assessSecurity(source: RiskSource, ip: ParsedIp, asn: number | null): Security {
-  const s = source.signals(ip, asn);
+  return securityOf(source.signals(ip, asn));
+}
+
+/** The `security` object for signals already read (shared, frozen). */
+export function securityOf(s: RiskSignals): Security {
   const key = `${s.tor}${s.vpn}${s.blocklisted}${s.hosting}`;
   let answer = ANSWERS.get(key);
   if (!answer) {
