@@ -10,7 +10,7 @@
  */
 
 import assert from "node:assert/strict";
-import { WebServiceClient, WebServiceError } from "@maxmind/geoip2-node";
+import { WebServiceClient, type WebServiceError } from "@maxmind/geoip2-node";
 import { formatNetwork } from "../../src/ip/cidr.ts";
 import { parseIp } from "../../src/ip/parse.ts";
 import { DEFAULT_DATA_DIR } from "../_helpers.ts";
