@@ -11,7 +11,8 @@ import type { RateDecision } from "../access/rate_limiter.ts";
 import {
   type AppError,
   BadRequestError,
-  type NotFoundError,
+  InvalidIpError,
+  NotFoundError,
   type RateLimitedError,
 } from "../errors.ts";
 import type { Lookup } from "../lookup/lookup.ts";
@@ -148,11 +149,9 @@ export function ipapiBody(
 
 /** ip-api's message for a query that fails, or null for an error that is not the query's. */
 function failMessage(error: unknown): string | null {
-  if (!(error instanceof Error) || !("code" in error)) return null;
-  const code = (error as AppError).code;
-  if (code === "invalid_ip") return "invalid query";
-  if (code === "not_found") {
-    const range = (error as NotFoundError).rangeName;
+  if (error instanceof InvalidIpError) return "invalid query";
+  if (error instanceof NotFoundError) {
+    const range = error.rangeName;
     if (range === null) return "no data";
     return range === "private network" || range === "unique local"
       ? "private range"

@@ -8,7 +8,7 @@
  */
 
 import {
-  AppError,
+  type AppError,
   BadRequestError,
   InvalidIpError,
   NotFoundError,
@@ -113,8 +113,6 @@ export function ipinfoError(error: AppError | null): CompatAnswer {
   if (error === null) return answer(500, "Internal error", "Internal server error");
   switch (error.code) {
     case "invalid_ip":
-      return answer(404, "Wrong ip", error.message);
-    case "not_found":
       return answer(404, "Wrong ip", error.message);
     case "unauthorized":
       return answer(
@@ -227,10 +225,7 @@ export const IPINFO_ROUTES: readonly CompatRoute[] = [
             if (!filter) out[path] = "undefined";
           } else out[path] = value;
         } catch (error) {
-          if (
-            !(error instanceof AppError) ||
-            !(error instanceof InvalidIpError || error.code === "bad_request")
-          ) {
+          if (!(error instanceof InvalidIpError) && !(error instanceof BadRequestError)) {
             throw error;
           }
           if (!filter) out[path] = { error: { title: "Wrong ip", message: error.message } };
