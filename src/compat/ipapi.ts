@@ -248,12 +248,11 @@ function batchItems(body: unknown): BatchItem[] {
 
 export const IPAPI_ROUTES: readonly CompatRoute[] = [
   { method: "GET", path: "/json", error: ipapiError, handle: (r, p) => single(r, p, null) },
-  { method: "GET", path: "/json/", error: ipapiError, handle: (r, p) => single(r, p, null) },
   {
     method: "GET",
-    path: "/json/:ip{[\\s\\S]+}",
+    path: "/json/:ip{[\\s\\S]*}", // `/json/`: the caller
     error: ipapiError,
-    handle: (r, p) => single(r, p, r.params.ip!),
+    handle: (r, p) => single(r, p, r.params.ip || null),
   },
   {
     method: "POST",

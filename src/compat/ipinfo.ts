@@ -185,16 +185,16 @@ function getRoute(
   };
 }
 
-/** `/{x}`: a field name of the caller (`/city`, `/json`), else an address. */
+/** `/{x}`: the caller for `/` (empty), a field of the caller (`/city`, `/json`), else an address. */
 const oneSegment = (request: CompatRequest): [string | null, string | null] => {
-  const x = request.params.x!;
+  const x = request.params.ip!;
+  if (x === "") return [null, null];
   return x === "json" || FIELD_SET.has(x) ? [null, x] : [x, null];
 };
 
 export const IPINFO_ROUTES: readonly CompatRoute[] = [
   getRoute("/ipinfo", () => [null, null]),
-  getRoute("/ipinfo/", () => [null, null]),
-  getRoute("/ipinfo/:x", oneSegment),
+  getRoute("/ipinfo/:ip{[^/]*}", oneSegment),
   getRoute("/ipinfo/:ip/:field", (r) => [r.params.ip!, r.params.field!]),
   {
     method: "POST",

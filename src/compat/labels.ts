@@ -14,6 +14,8 @@ export const COMPAT_ROUTE_LABELS = [
   "/ipinfo/batch",
   "/json/{ip}",
   "/batch",
+  "/ipinfo",
+  "/json",
 ] as const;
 
 /**
@@ -29,13 +31,15 @@ export function compatRouteLabel(path: string): number {
     const service = ["country", "city", "insights"].indexOf(path.slice(12, slash));
     return service;
   }
-  if (path === "/ipinfo" || path.startsWith("/ipinfo/")) {
+  if (path === "/ipinfo") return 8;
+  if (path === "/json") return 9;
+  if (path.startsWith("/ipinfo/")) {
     if (path === "/ipinfo/batch") return 5;
     const segments = path.slice(8).split("/");
     if (segments.length === 1) return 3;
     return segments.length === 2 && segments[1] !== "" ? 4 : -1;
   }
-  if (path === "/json" || path.startsWith("/json/")) return 6;
+  if (path.startsWith("/json/")) return 6;
   if (path === "/batch") return 7;
   return -1;
 }

@@ -143,10 +143,20 @@ export const COMPAT_OPENAPI_PATHS = {
   "/geoip/v2.1/country/{ip}": maxmindService("country", "continent and countries"),
   "/geoip/v2.1/city/{ip}": maxmindService("city", "country, subdivisions, city, location, ASN"),
   "/geoip/v2.1/insights/{ip}": maxmindService("insights", "city and anonymizer flags"),
+  "/ipinfo": {
+    get: {
+      summary: "ipinfo: the caller (also `/ipinfo/` and `/ipinfo/json`)",
+      security: ipinfoSecurity,
+      responses: {
+        "200": { description: "ipinfo's body", content: json(ipinfoBody) },
+        ...ipinfoErrors,
+      },
+    },
+  },
   "/ipinfo/{ip}": {
     parameters: [
       ipParameter(
-        "An address, or for the caller `json` or a field name (`/ipinfo/city`); `/ipinfo` is the caller",
+        "An address, or for the caller `json`, a field name (`/ipinfo/city`) or nothing (`/ipinfo/`)",
       ),
     ],
     get: {
@@ -198,8 +208,19 @@ export const COMPAT_OPENAPI_PATHS = {
       },
     },
   },
+  "/json": {
+    get: {
+      summary: "ip-api.com: the caller (also `/json/`)",
+      parameters: ipapiParameters,
+      security: ipapiSecurity,
+      responses: {
+        "200": { description: "ip-api's body", content: json(ipapiBody) },
+        ...ipapiErrors,
+      },
+    },
+  },
   "/json/{ip}": {
-    parameters: [ipParameter("An address; `/json/` and `/json` are the caller")],
+    parameters: [ipParameter("An address; empty (`/json/`) for the caller")],
     get: {
       summary: "ip-api.com: one address",
       parameters: ipapiParameters,
