@@ -61,6 +61,9 @@ export interface Config {
   shutdownTimeout: number;
   /** The lookup page for browsers at `/` (off: `/` answers like `/me` for everyone). */
   web: boolean;
+  /** PEM certificate chain and private key files: serve HTTPS (both or neither; see src/cli/tls.ts). */
+  tlsCert: string | null;
+  tlsKey: string | null;
 }
 
 /** One setting: its environment variable, its flag, default and parser. */
@@ -319,6 +322,22 @@ export const OPTIONS: readonly OptionSpec<keyof Config>[] = [
     "Serve the lookup page to browsers at / (true or false; false: / answers like /me)",
     () => true,
     boolean,
+  ),
+  option(
+    "tlsCert",
+    "IPINTEL_TLS_CERT",
+    "tls-cert",
+    "PEM certificate (chain) file: serve HTTPS (with --tls-key); reloaded when the file changes",
+    () => null,
+    nonEmpty,
+  ),
+  option(
+    "tlsKey",
+    "IPINTEL_TLS_KEY",
+    "tls-key",
+    "PEM private key file of --tls-cert; reloaded when the file changes",
+    () => null,
+    nonEmpty,
   ),
 ];
 

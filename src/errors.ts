@@ -55,7 +55,8 @@ export class InvalidIpError extends AppError {
 
 /** A valid address that no loaded source knows. */
 export class NotFoundError extends AppError {
-  constructor(readonly ip: string, rangeName: string | null) {
+  /** `rangeName`: the reserved range the address is in (`private network`), or null. */
+  constructor(readonly ip: string, readonly rangeName: string | null) {
     super(
       "not_found",
       rangeName

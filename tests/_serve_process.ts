@@ -37,7 +37,7 @@ export async function startServe(
     for await (const chunk of child.stderr) {
       text += decoder.decode(chunk, { stream: true });
       // Ready once the data is loaded (the listening line comes first).
-      const listening = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(text);
+      const listening = /listening on https?:\/\/127\.0\.0\.1:(\d+)/.exec(text);
       if (listening && /data loaded/.test(text)) resolvePort(Number(listening[1]));
     }
     resolvePort(-1);

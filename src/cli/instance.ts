@@ -12,6 +12,7 @@ import type { SharedCounts } from "../ops/metrics.ts";
 import { describeAccess, startAccess } from "./access.ts";
 import { kvReadinessCheck, openKv } from "./kv.ts";
 import { createServer, type Server } from "./server.ts";
+import { readTlsPair, type TlsPair, watchTlsPair } from "./tls.ts";
 
 export interface Instance {
   server: Server;
@@ -45,6 +46,8 @@ export interface InstanceOptions {
 /** Opens the KV, starts access control and listens; lookups answer 503 until data is installed. */
 export async function startInstance(config: Config, options: InstanceOptions): Promise<Instance> {
   const logError = (error: unknown) => console.error(error);
+  // A bad certificate/key pair stops the start here, before anything opens.
+  const tls = await readTlsPair(config);
   const kv = await openKv(config);
   const announce = options.announce ?? true;
   const { access, close: closeAccess } = await startAccess(kv, config, logError, announce);
@@ -63,10 +66,18 @@ export async function startInstance(config: Config, options: InstanceOptions): P
     writeLog: options.writeLog,
     sharedCounts: options.sharedCounts,
   });
-  const listener = await listen(config, server, options);
+  const listener = await listen(config, server, options, tls);
+  // Every isolate watches the files itself and swaps its own listener's pair.
+  const tlsWatch = tls
+    ? watchTlsPair(
+      config,
+      (pair) => listener.setTls(pair),
+      (line) => announce && console.error(line),
+    )
+    : null;
   if (announce) {
     console.error(
-      `ipintel listening on http://${config.host}:${listener.port} (${
+      `ipintel listening on ${tls ? "https" : "http"}://${config.host}:${listener.port} (${
         options.label ?? `${config.httpServer} server`
       })`,
     );
@@ -78,6 +89,7 @@ export async function startInstance(config: Config, options: InstanceOptions): P
     markStopping: () => stopping = true,
     async stop(timeoutMs, hurried) {
       stopping = true;
+      tlsWatch?.close();
       const drained = await drain(listener, timeoutMs, hurried);
       if (!drained) await listener.close();
       server.flushLog();
@@ -94,6 +106,8 @@ interface Listener {
   port: number;
   shutdown(): Promise<void>;
   close(): Promise<void>;
+  /** Serves new connections with a new certificate and key (HTTPS listeners). */
+  setTls(pair: TlsPair): Promise<void>;
 }
 
 /** True when the requests in flight finished within `timeoutMs` (and no second signal came). */
@@ -115,27 +129,49 @@ async function listen(
   config: Config,
   server: Pick<Server, "handler" | "whenIdle">,
   options: InstanceOptions,
+  tls: TlsPair | null,
 ): Promise<Listener> {
   const handler: FetchHandler = server.handler;
   const port = options.port ?? config.port;
   if (config.httpServer === "node") {
-    return await serveWithNodeHttp({ hostname: config.host, port }, handler);
+    const node = await serveWithNodeHttp({ hostname: config.host, port, tls }, handler);
+    return { ...node, setTls: (pair) => Promise.resolve(node.setTls(pair)) };
   }
-  const { promise: listening, resolve } = Promise.withResolvers<number>();
-  const deno = Deno.serve({
-    hostname: config.host,
-    port,
-    reusePort: options.reusePort ?? false,
-    onListen: ({ port }) => resolve(port),
-  }, handler);
+  // Deno.serve keeps its certificate for life: a new pair means a new server on
+  // the same port (reusePort, so both listen a moment), then the old one stops.
+  const reusePort = (options.reusePort ?? false) || (tls !== null && Deno.build.os === "linux");
+  const start = (port: number, pair: TlsPair | null) => {
+    const { promise: listening, resolve } = Promise.withResolvers<number>();
+    const deno = Deno.serve({
+      hostname: config.host,
+      port,
+      reusePort,
+      onListen: ({ port }) => resolve(port),
+      ...(pair ?? {}),
+    }, handler);
+    return { deno, listening };
+  };
+  const first = start(port, tls);
+  let deno = first.deno;
+  const bound = await first.listening;
+  let retiring: Promise<void> = Promise.resolve();
   return {
-    port: await listening,
+    port: bound,
     // Deno 2.9's shutdown() makes the body of a request in flight unreadable
     // (denoland/deno#36809): wait until no handler is running, serving new
     // requests meanwhile, then stop accepting.
-    shutdown: () => server.whenIdle().then(() => deno.shutdown()),
+    shutdown: () =>
+      server.whenIdle().then(() => Promise.all([deno.shutdown(), retiring])).then(() => {}),
     // Deno.serve cannot cut connections short: past the timeout the process
     // exits with them (runServe returns, main.ts exits).
     close: () => Promise.resolve(),
+    setTls: async (pair) => {
+      if (!reusePort) await deno.shutdown(); // no port sharing here: a moment without a listener
+      const next = start(bound, pair);
+      await next.listening;
+      const old = deno;
+      deno = next.deno;
+      if (reusePort) retiring = old.shutdown();
+    },
   };
 }

@@ -4,6 +4,8 @@ import { type Context, Hono, type Next } from "hono";
 import { cors } from "hono/cors";
 import { type AccessControl, assertAllowed, type Caller } from "../access/access.ts";
 import type { RateDecision } from "../access/rate_limiter.ts";
+import type { CompatPipeline, CompatRequest } from "../compat/pipeline.ts";
+import { COMPAT_ROUTES } from "../compat/routes.ts";
 import type { Config } from "../config.ts";
 import {
   AppError,
@@ -125,22 +127,33 @@ export function createApp(deps: AppDeps): Hono<Env> {
     c.set("caller", access?.identify(key, client) ?? null);
   };
 
-  /** Charges `cost` units to the caller, then answers; 429 when it does not fit. */
+  /**
+   * Charges `cost` units to the caller (429 when they do not fit): the decision,
+   * null when unlimited; a promise only when the shared count must be read.
+   */
+  const charge = (
+    c: Context<Env>,
+    cost: number,
+  ): RateDecision | null | Promise<RateDecision | null> => {
+    const caller = c.get("caller") ?? null;
+    const settle = (decision: RateDecision | null) => {
+      if (decision) {
+        c.set("rate", decision);
+        assertAllowed(caller!, decision, cost);
+      }
+      return decision;
+    };
+    const decision = access ? access.tryCharge(caller, cost) : null;
+    return decision === undefined ? access!.charge(caller, cost).then(settle) : settle(decision);
+  };
+  /** Charges `cost` units, then answers. */
   const charged = (
     c: Context<Env>,
     cost: number,
     answer: () => Response,
   ): Response | Promise<Response> => {
-    const caller = c.get("caller") ?? null;
-    const proceed = (decision: RateDecision | null) => {
-      if (decision) {
-        c.set("rate", decision);
-        assertAllowed(caller!, decision, cost);
-      }
-      return answer();
-    };
-    const decision = access ? access.tryCharge(caller, cost) : null;
-    return decision === undefined ? access!.charge(caller, cost).then(proceed) : proceed(decision);
+    const decision = charge(c, cost);
+    return decision instanceof Promise ? decision.then(answer) : answer();
   };
 
   // Liveness: the process answers. Readiness: the data is loaded and every check passes.
@@ -238,6 +251,44 @@ export function createApp(deps: AppDeps): Hono<Env> {
     const userAgent = userAgentFromBody(body) ?? request.userAgent;
     return many(c, { ...request, userAgent }, (body.ips as string[]).map(trimBulkItem));
   });
+
+  // The compatible APIs (src/compat: MaxMind, ipinfo, ip-api): their paths, keys and
+  // shapes over this pipeline's authentication, limits and lookup.
+  for (const route of COMPAT_ROUTES) {
+    app.on(route.method, route.path, async (c) => {
+      const pipeline: CompatPipeline = {
+        authenticate: (key) => {
+          const client = () => clientAddress(peerOf(c), c.req.raw.headers);
+          c.set("caller", access?.identify(key, client) ?? null);
+        },
+        charge: async (cost) => await charge(c, cost),
+        served: () => {
+          if (!services.current) throw new DataUnavailableError(LOADING_MESSAGE);
+          return services.current;
+        },
+        clientAddress: () => clientAddress(peerOf(c), c.req.raw.headers),
+        bulkMax: config.bulkMax,
+      };
+      const request: CompatRequest = {
+        params: c.req.param() as Record<string, string>,
+        query: (name) => c.req.query(name),
+        headers: c.req.raw.headers,
+        json: (limit) => {
+          requireJsonContentType(c.req.raw.headers);
+          return readJsonBody(requestBody(c), limit);
+        },
+      };
+      let answer;
+      try {
+        answer = await route.handle(request, pipeline);
+      } catch (error) {
+        if (!(error instanceof AppError)) logError(error, c.req.raw);
+        answer = route.error(error instanceof AppError ? error : null);
+      }
+      const headers = { ...headersFor(c, answer.contentType), ...answer.headers };
+      return c.body(answer.body, answer.status as 200, headers);
+    });
+  }
 
   app.notFound((c) => {
     const path = targetPath(requestTarget(c.req.raw));
@@ -347,7 +398,10 @@ async function withBodyLength(c: Context, next: Next): Promise<void> {
 
 /** The methods a path is served with, for the CORS preflight. */
 function methodsServed(path: string): string[] {
-  return path === "/bulk" || path.startsWith("/ip/") ? ["GET", "HEAD", "POST"] : ["GET", "HEAD"];
+  return path === "/bulk" || path === "/batch" || path === "/ipinfo/batch" ||
+      path.startsWith("/ip/")
+    ? ["GET", "HEAD", "POST"]
+    : ["GET", "HEAD"];
 }
 
 const LOADING_MESSAGE = "Data is not loaded yet: try again shortly";

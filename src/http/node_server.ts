@@ -6,6 +6,7 @@
  */
 
 import http from "node:http";
+import https from "node:https";
 import { BadRequestError } from "../errors.ts";
 import { checkRequest, rejectionResponse } from "./request_target.ts";
 
@@ -23,16 +24,18 @@ export interface NodeServer {
   shutdown(): Promise<void>;
   /** Stops at once, cutting every connection. */
   close(): Promise<void>;
+  /** Serves new TLS connections with this certificate and key (HTTPS servers only). */
+  setTls(tls: { cert: string; key: string }): void;
 }
 
 type Handler = (request: Request, env: NodeServeEnv) => Response | Promise<Response>;
 
 /** Starts listening; resolves once the port is bound. */
 export function serveWithNodeHttp(
-  options: { hostname: string; port: number },
+  options: { hostname: string; port: number; tls?: { cert: string; key: string } | null },
   handler: Handler,
 ): Promise<NodeServer> {
-  const server = http.createServer(async (req, res) => {
+  const listener = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     try {
       const response = await answer(req, handler);
       const headers: Record<string, string | string[]> = {};
@@ -51,7 +54,10 @@ export function serveWithNodeHttp(
       if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
       res.end(JSON.stringify({ success: false, message: "Internal server error" }));
     }
-  });
+  };
+  // HTTPS with a certificate: the same handler, and the pair can be replaced while serving.
+  const tls = options.tls;
+  const server = tls ? https.createServer(tls, listener) : http.createServer(listener);
   let finish!: () => void;
   const finished = new Promise<void>((resolve) => finish = resolve);
   server.on("close", () => finish());
@@ -71,6 +77,10 @@ export function serveWithNodeHttp(
           server.close();
           server.closeAllConnections();
           return finished;
+        },
+        setTls: (pair) => {
+          if (!(server instanceof https.Server)) throw new Error("Not an HTTPS server");
+          server.setSecureContext(pair);
         },
       });
     });

@@ -4,6 +4,7 @@
  * app's routes and against real responses.
  */
 
+import { COMPAT_OPENAPI_PATHS, COMPAT_SECURITY_SCHEMES } from "../compat/openapi.ts";
 import denoJson from "../../deno.json" with { type: "json" };
 import {
   isLayoutLeaf,
@@ -421,6 +422,8 @@ export const OPENAPI_DOCUMENT = {
         responses: { "200": { description: "OpenAPI 3.1 document" }, ...everyRoute },
       },
     },
+    // The compatible APIs (MaxMind, ipinfo, ip-api): src/compat/openapi.ts.
+    ...COMPAT_OPENAPI_PATHS,
   },
   components: {
     schemas,
@@ -428,6 +431,7 @@ export const OPENAPI_DOCUMENT = {
       apiKeyHeader: { type: "apiKey", in: "header", name: "X-API-Key" },
       bearer: { type: "http", scheme: "bearer", description: "Authorization: Bearer <key>" },
       apiKeyQuery: { type: "apiKey", in: "query", name: "apiKey" },
+      ...COMPAT_SECURITY_SCHEMES,
     },
   },
 } as const;

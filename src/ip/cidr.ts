@@ -1,6 +1,6 @@
 /** CIDR blocks: parsing and membership, for configuration such as trusted proxies. */
 
-import { type ParsedIp, parseIp } from "./parse.ts";
+import { formatIpv6, type ParsedIp, parseIp } from "./parse.ts";
 
 export interface Cidr {
   version: 4 | 6;
@@ -39,4 +39,19 @@ export function cidrContains(cidr: Cidr, ip: ParsedIp): boolean {
   if (rest === 0) return true;
   const mask = (0xff << (8 - rest)) & 0xff;
   return ((cidr.bytes[whole]! ^ ip.bytes[whole]!) & mask) === 0;
+}
+
+/**
+ * The block of `prefix` bits holding the address, as text.
+ *
+ * @example formatNetwork(parseIp("8.8.8.8"), 24) // "8.8.8.0/24"
+ */
+export function formatNetwork(ip: ParsedIp, prefix: number): string {
+  const bytes = new Uint8Array(ip.bytes.length);
+  for (let bit = 0; bit < prefix; bit += 8) {
+    const keep = Math.min(8, prefix - bit);
+    bytes[bit >> 3] = ip.bytes[bit >> 3]! & ((0xff << (8 - keep)) & 0xff);
+  }
+  const text = ip.version === 4 ? bytes.join(".") : formatIpv6(bytes);
+  return `${text}/${prefix}`;
 }

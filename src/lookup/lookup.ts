@@ -4,7 +4,8 @@ import { createEnrichment, type Enrichment } from "../enrich/warm.ts";
 import { BadRequestError, NotFoundError, quoteInput } from "../errors.ts";
 import { type ParsedIp, parseIp } from "../ip/parse.ts";
 import { reservedRangeName } from "../ip/reserved.ts";
-import { assessSecurity, type RiskSource } from "../risk/security.ts";
+import { formatNetwork } from "../ip/cidr.ts";
+import { type RiskSignals, type RiskSource, securityOf } from "../risk/security.ts";
 import type { DataSet } from "../sources/data_set.ts";
 import type { CityRecord } from "../sources/records.ts";
 import type { Currency, Flag, GeoLocation, LookupResult, UserAgent } from "../types.ts";
@@ -44,7 +45,34 @@ interface PlaceFacts {
 }
 
 /** Looks up an address given as text; throws InvalidIpError, NotFoundError or BadRequestError (lang). */
-export type Lookup = (ipText: string, options?: LookupOptions) => LookupResult;
+export interface Lookup {
+  (ipText: string, options?: LookupOptions): LookupResult;
+  /**
+   * The same lookup, with what the result was made from: what the compatible
+   * APIs (src/compat) render in their own shapes. Throws as the lookup does.
+   */
+  detail(ipText: string, options?: LookupOptions): LookupDetail;
+}
+
+/** One lookup's result and the parts of its sources that the result's layout folds away. */
+export interface LookupDetail {
+  readonly result: LookupResult;
+  /** The City record as the database holds it (names in every language); shared, never mutate. */
+  readonly city: CityRecord | null;
+  /**
+   * The network the answer holds for (`8.8.8.0/24`): the most specific of the
+   * matched networks of the City and network databases that know the address.
+   */
+  readonly network: string;
+  /** What the security sources say, hosting included (`security` folds it into isThreat). */
+  readonly signals: RiskSignals;
+}
+
+/** Where lookupParsed leaves the records it read, when a caller wants them. */
+interface Seen {
+  city: CityRecord | null;
+  signals: RiskSignals;
+}
 
 const EMPTY_FLAG: Flag = Object.freeze({ flag_Icon: null, flag_unicode: null });
 const EMPTY_CURRENCY: Currency = Object.freeze({
@@ -92,7 +120,7 @@ export function createLookup(deps: LookupDeps): Lookup {
     return place;
   };
 
-  const lookupParsed = (ip: ParsedIp, options: LookupOptions): LookupResult => {
+  const lookupParsed = (ip: ParsedIp, options: LookupOptions, seen?: Seen): LookupResult => {
     const lang = resolveLang(options.lang);
     let cityRecord = data.city?.getBytes(ip.bytes) ?? null;
     // The operator's geofeed, most specific entry first, wins over the City database.
@@ -105,6 +133,11 @@ export function createLookup(deps: LookupDeps): Lookup {
       throw new NotFoundError(ip.address, reservedRangeName(ip));
     }
     const place = cityRecord ? placeOf(cityRecord, lang) : null;
+    const signals = risk.signals(ip, connection.asn_number);
+    if (seen) {
+      seen.city = cityRecord;
+      seen.signals = signals;
+    }
     const result: LookupResult = {
       ip: ip.address,
       geoLocation: place?.geoLocation ?? NO_GEOLOCATION,
@@ -113,14 +146,39 @@ export function createLookup(deps: LookupDeps): Lookup {
       currency: place?.currency ?? EMPTY_CURRENCY,
       connection,
       userAgent: parseUserAgent(options.userAgent),
-      security: assessSecurity(risk, ip, connection.asn_number),
+      security: securityOf(signals),
     };
     if (options.selection?.risk) result.risk = risk.explain(ip, connection.asn_number);
     return result;
   };
 
-  return (ipText, options = {}) => lookupParsed(parseIp(ipText), options);
+  const networkDatabases = [data.city, data.asn, data.isp, data.domain, data.connectionType]
+    .filter((db) => db !== null);
+  /** The most specific matched network: within it, no database's answer changes. */
+  const networkOf = (ip: ParsedIp): string => {
+    let prefix = 0;
+    for (const db of networkDatabases) {
+      if (db.getBytes(ip.bytes) !== null) prefix = Math.max(prefix, db.prefixLength(ip.bytes));
+    }
+    return formatNetwork(ip, prefix);
+  };
+
+  const lookup: Lookup = (ipText, options = {}) => lookupParsed(parseIp(ipText), options);
+  lookup.detail = (ipText, options = {}) => {
+    const ip = parseIp(ipText);
+    const seen: Seen = { city: null, signals: NO_SIGNALS };
+    const result = lookupParsed(ip, options, seen);
+    return { result, city: seen.city, network: networkOf(ip), signals: seen.signals };
+  };
+  return lookup;
 }
+
+const NO_SIGNALS: RiskSignals = Object.freeze({
+  tor: null,
+  vpn: null,
+  blocklisted: null,
+  hosting: null,
+});
 
 /**
  * Maps a requested `lang` onto one of `languages` (the City database's), case-insensitively:

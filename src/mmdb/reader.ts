@@ -3,7 +3,7 @@
 import { Buffer } from "node:buffer";
 import { Reader } from "mmdb-lib";
 import { LruCache } from "../cache/lru.ts";
-import { createTreeWalk } from "./tree.ts";
+import { createPrefixLength, createTreeWalk } from "./tree.ts";
 
 /** Decoded records cached per database unless told otherwise (IPINTEL_CACHE_SIZE's default). */
 export const DEFAULT_RECORD_CACHE_SIZE = 100_000;
@@ -42,6 +42,11 @@ export interface MmdbDatabase<T> {
    * lookup path. 6to4 and Teredo addresses read the IPv4 address they embed (see tree.ts).
    */
   getBytes(address: Uint8Array): T | null;
+  /**
+   * The prefix length of the network `getBytes` finds the address in (in the
+   * address's own bits; 6to4 and Teredo count their IPv4 part after 16 / 32 bits).
+   */
+  prefixLength(address: Uint8Array): number;
   /** mmdb-lib's own walk, with the prefix length of the network found. */
   getWithPrefixLength(ip: string): [T | null, number];
   /** Hits and misses of the decoded-record cache so far (for metrics). */
@@ -94,6 +99,7 @@ export function openMmdb<T>(
         throw new CorruptRecordError(label, pointer - metadata.nodeCount - 16, error);
       }
     },
+    prefixLength: createPrefixLength(bytes, metadata),
     getWithPrefixLength: (ip) => reader.getWithPrefixLength(ip) as [T | null, number],
     cacheCounts: () => ({ hits: cache.hits, misses: cache.misses }),
   };

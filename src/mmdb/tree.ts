@@ -20,26 +20,7 @@ interface TreeShape {
  */
 export function createTreeWalk(db: Uint8Array, shape: TreeShape): TreeWalk {
   const { nodeCount, recordSize } = shape;
-  if (recordSize !== 24 && recordSize !== 28 && recordSize !== 32) {
-    throw new Error(`Unsupported record size ${recordSize}: expected 24, 28 or 32`);
-  }
-  const nodeBytes = recordSize / 4;
-
-  /** The record `bit` (0 left, 1 right) of node `node`. */
-  const child = (node: number, bit: number): number => {
-    const o = node * nodeBytes;
-    if (recordSize === 24) {
-      const q = o + bit * 3;
-      return (db[q]! << 16) | (db[q + 1]! << 8) | db[q + 2]!;
-    }
-    if (recordSize === 28) {
-      return bit === 0
-        ? ((db[o + 3]! & 0xf0) << 20) | (db[o]! << 16) | (db[o + 1]! << 8) | db[o + 2]!
-        : ((db[o + 3]! & 0x0f) << 24) | (db[o + 4]! << 16) | (db[o + 5]! << 8) | db[o + 6]!;
-    }
-    const q = o + bit * 4;
-    return ((db[q]! << 24) | (db[q + 1]! << 16) | (db[q + 2]! << 8) | db[q + 3]!) >>> 0;
-  };
+  const child = nodeReader(db, recordSize);
 
   /** IPv4 lives under ::/96 in an IPv6 tree: its start is 96 left turns from the root. */
   let ipv4Root = 0;
@@ -79,5 +60,64 @@ export function createTreeWalk(db: Uint8Array, shape: TreeShape): TreeWalk {
       }
     }
     return v6Table ? walk(v6Table, address, 0, 128) : 0; // no IPv6 in an IPv4-only database
+  };
+}
+
+/**
+ * Returns a function giving the prefix length of the network a walk for an
+ * address ends in (`8.8.8.8` → 24 for `8.8.8.0/24`), in the address's own
+ * terms: IPv4 bits for IPv4, and for 6to4 / Teredo addresses (read as the IPv4
+ * address they embed, as {@link createTreeWalk} does) 16 / 32 plus the IPv4 bits.
+ * A plain bit-by-bit walk: for the compatible APIs' `network`, not the hot path.
+ */
+export function createPrefixLength(
+  db: Uint8Array,
+  shape: TreeShape,
+): (address: Uint8Array) => number {
+  const { nodeCount } = shape;
+  const child = nodeReader(db, shape.recordSize);
+  const depth = (address: Uint8Array, bits: number): number => {
+    let node = 0;
+    let d = 0;
+    for (; d < bits && node < nodeCount; d++) {
+      node = child(node, (address[d >> 3]! >> (7 - (d & 7))) & 1);
+    }
+    return d;
+  };
+  const ipv4 = (v4: Uint8Array): number => {
+    if (shape.ipVersion !== 6) return depth(v4, 32);
+    const mapped = new Uint8Array(16); // IPv4 lives under ::/96 in an IPv6 tree
+    mapped.set(v4, 12);
+    return Math.max(0, depth(mapped, 128) - 96);
+  };
+  return (address) => {
+    if (address.length === 4) return ipv4(address);
+    if (address[0] === 0x20 && address[1] === 0x02) return 16 + ipv4(address.subarray(2, 6));
+    if (address[0] === 0x20 && address[1] === 0x01 && address[2] === 0 && address[3] === 0) {
+      return 32 + ipv4(address.subarray(4, 8));
+    }
+    return shape.ipVersion === 6 ? depth(address, 128) : 0;
+  };
+}
+
+/** Reads record `bit` (0 left, 1 right) of a node; throws for a record size the format lacks. */
+function nodeReader(db: Uint8Array, recordSize: number): (node: number, bit: number) => number {
+  if (recordSize !== 24 && recordSize !== 28 && recordSize !== 32) {
+    throw new Error(`Unsupported record size ${recordSize}: expected 24, 28 or 32`);
+  }
+  const nodeBytes = recordSize / 4;
+  return (node, bit) => {
+    const o = node * nodeBytes;
+    if (recordSize === 24) {
+      const q = o + bit * 3;
+      return (db[q]! << 16) | (db[q + 1]! << 8) | db[q + 2]!;
+    }
+    if (recordSize === 28) {
+      return bit === 0
+        ? ((db[o + 3]! & 0xf0) << 20) | (db[o]! << 16) | (db[o + 1]! << 8) | db[o + 2]!
+        : ((db[o + 3]! & 0x0f) << 24) | (db[o + 4]! << 16) | (db[o + 5]! << 8) | db[o + 6]!;
+    }
+    const q = o + bit * 4;
+    return ((db[q]! << 24) | (db[q + 1]! << 16) | (db[q + 2]! << 8) | db[q + 3]!) >>> 0;
   };
 }

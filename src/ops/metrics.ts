@@ -145,11 +145,17 @@ export class Metrics {
    */
   countLookups(lookup: Lookup): Lookup {
     const own = this.#own;
-    return (ip, request) => {
+    const counted: Lookup = (ip, request) => {
       const result = lookup(ip, request);
       own[LOOKUPS]!++;
       return result;
     };
+    counted.detail = (ip, request) => {
+      const detail = lookup.detail(ip, request);
+      own[LOOKUPS]!++;
+      return detail;
+    };
+    return counted;
   }
 
   /** Called by whatever reloads the data, once per attempt. */

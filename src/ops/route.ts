@@ -4,6 +4,8 @@
  * (`apiKey=...`) or an unbounded number of distinct values.
  */
 
+import { COMPAT_ROUTE_LABELS, compatRouteLabel } from "../compat/labels.ts";
+
 /** Every label a request can get; `unmatched` is any path no route serves. */
 export const ROUTES = [
   "/ip/{ip}",
@@ -18,6 +20,8 @@ export const ROUTES = [
   "/openapi.json",
   "/",
   "/assets/{name}",
+  // The compatible APIs (src/compat/labels.ts).
+  ...COMPAT_ROUTE_LABELS,
   "unmatched",
 ] as const;
 
@@ -37,6 +41,7 @@ const EXACT = new Map<string, number>([
   ["/", 10],
 ]);
 const UNMATCHED = ROUTES.length - 1;
+const COMPAT_START = UNMATCHED - COMPAT_ROUTE_LABELS.length;
 
 /**
  * The index in {@link ROUTES} of the route serving `url` (an absolute URL, as
@@ -55,5 +60,8 @@ export function routeIndex(url: string): number {
   if (end - start > 4 && url.startsWith("/ip/", start)) return 0;
   if (end - start > 6 && url.startsWith("/bulk/", start)) return 3;
   if (end - start > 8 && url.startsWith("/assets/", start)) return 11;
-  return EXACT.get(url.slice(start, end)) ?? UNMATCHED;
+  const exact = EXACT.get(url.slice(start, end));
+  if (exact !== undefined) return exact;
+  const compat = compatRouteLabel(url.slice(start, end));
+  return compat === -1 ? UNMATCHED : COMPAT_START + compat;
 }

@@ -164,9 +164,29 @@ export function threatLevel(s: RiskSignals): ThreatLevel | null {
 // The few possible answers, frozen and shared like the other cached parts of a result.
 const ANSWERS = new Map<string, Security>();
 
+/** The anonymizer axes as the compatible APIs name them, after the allow-list and relay rules. */
+export function anonymizerFlags(s: RiskSignals): {
+  vpn: boolean;
+  tor: boolean;
+  relay: boolean;
+  hosting: boolean;
+} {
+  const listed = (value: boolean | null | undefined) => s.allowed !== true && value === true;
+  return {
+    vpn: listed(s.vpn) && s.relay !== true,
+    tor: listed(s.tor),
+    relay: listed(s.relay),
+    hosting: listed(s.hosting),
+  };
+}
+
 /** Builds the `security` object of a result from the signals. */
 export function assessSecurity(source: RiskSource, ip: ParsedIp, asn: number | null): Security {
-  const s = source.signals(ip, asn);
+  return securityOf(source.signals(ip, asn));
+}
+
+/** The `security` object for signals already read (shared, frozen). */
+export function securityOf(s: RiskSignals): Security {
   const key = `${s.tor}${s.vpn}${s.blocklisted}${s.hosting}${s.relay}${s.allowed}`;
   let answer = ANSWERS.get(key);
   if (!answer) {

@@ -58,6 +58,8 @@ Deno.test("loadConfig reads every variable, and a flag wins over its variable", 
     IPINTEL_LOG: "ON",
     IPINTEL_LOG_FULL_IP: "true",
     IPINTEL_SHUTDOWN_TIMEOUT: "30",
+    IPINTEL_TLS_CERT: "/etc/ipintel/cert.pem",
+    IPINTEL_TLS_KEY: "/etc/ipintel/key.pem",
   };
   const config = loadConfig(env);
   assert.deepEqual({ ...config }, {
@@ -94,6 +96,8 @@ Deno.test("loadConfig reads every variable, and a flag wins over its variable", 
     logFullIp: true,
     shutdownTimeout: 30,
     web: true,
+    tlsCert: "/etc/ipintel/cert.pem",
+    tlsKey: "/etc/ipintel/key.pem",
   });
   const flagged = loadConfig(env, { port: "9001", "forwarded-header": "x-real-ip" });
   assert.equal(flagged.port, 9001);

@@ -55,6 +55,8 @@ for (const recordSize of [24, 28, 32] as const) {
       const expected = db.get(parsed.address);
       assert.deepEqual(db.getBytes(parsed.bytes), expected, ip);
       if (expected) found++;
+      // The matched network's length, as mmdb-lib's own walk reports it.
+      if (expected) assert.equal(db.prefixLength(parsed.bytes), db.getWithPrefixLength(ip)[1], ip);
     }
     assert.ok(found > 1000, `too few probes hit data (${found})`);
   });
@@ -94,6 +96,12 @@ Deno.test("6to4 and Teredo addresses read the IPv4 address they embed in any fil
     for (const ip of ["1.2.3.4", "::ffff:1.2.3.4", "2002:102:304::1", "2001:0:102:3ff::1"]) {
       assert.deepEqual(db.getBytes(parseIp(ip).bytes), { name: "one-two-three" }, ip);
     }
+    // Their network counts the IPv4 /24 after the 16 (6to4) or 32 (Teredo) bits before it.
+    const prefix = (ip: string) => db.prefixLength(parseIp(ip).bytes);
+    assert.deepEqual(
+      [prefix("1.2.3.4"), prefix("2002:102:304::1"), prefix("2001:0:102:3ff::1")],
+      [24, 40, 56],
+    );
     for (const ip of ["1.2.4.0", "2002:102:400::", "2001:0:102:400::", "2001:1:102:304::"]) {
       assert.equal(db.getBytes(parseIp(ip).bytes), null, ip);
     }

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { type ParsedIp, parseIp } from "../../src/ip/parse.ts";
 import {
+  anonymizerFlags,
   assessSecurity,
   createRiskSource,
   type FeedMembership,
@@ -120,4 +121,22 @@ Deno.test("explain(): an Anonymous-IP proxy record is the proxy axis, its networ
     NO_FEEDS.explain(parseIp("6.6.6.6"), null).reason,
     "unknown: no security source is installed on this server",
   );
+});
+
+Deno.test("anonymizerFlags: a relay is not a VPN, and the allow-list clears every axis for the compatible APIs", () => {
+  const relay = { tor: false, vpn: true, blocklisted: false, hosting: true, relay: true };
+  assert.deepEqual(anonymizerFlags(relay), { vpn: false, tor: false, relay: true, hosting: true });
+  assert.deepEqual(anonymizerFlags({ ...relay, tor: true, allowed: true }), {
+    vpn: false,
+    tor: false,
+    relay: false,
+    hosting: false,
+  });
+  const unknown = { tor: null, vpn: null, blocklisted: null, hosting: null };
+  assert.deepEqual(anonymizerFlags(unknown), {
+    vpn: false,
+    tor: false,
+    relay: false,
+    hosting: false,
+  });
 });
