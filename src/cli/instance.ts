@@ -9,7 +9,7 @@ import type { Config } from "../config.ts";
 import type { FetchHandler } from "../http/fast_lookup.ts";
 import { serveWithNodeHttp } from "../http/node_server.ts";
 import type { SharedCounts } from "../ops/metrics.ts";
-import { describeAccess, startAccess } from "./access.ts";
+import { assertNotOpenByDefault, describeAccess, startAccess } from "./access.ts";
 import { kvReadinessCheck, openKv } from "./kv.ts";
 import { createServer, type Server } from "./server.ts";
 
@@ -48,6 +48,13 @@ export async function startInstance(config: Config, options: InstanceOptions): P
   const kv = await openKv(config);
   const announce = options.announce ?? true;
   const { access, close: closeAccess } = await startAccess(kv, config, logError, announce);
+  try {
+    assertNotOpenByDefault(access, config);
+  } catch (error) {
+    await closeAccess();
+    kv.close();
+    throw error;
+  }
   let stopping = false;
   const server = createServer({
     config,
@@ -117,25 +124,64 @@ async function listen(
   options: InstanceOptions,
 ): Promise<Listener> {
   const handler: FetchHandler = server.handler;
-  const port = options.port ?? config.port;
-  if (config.httpServer === "node") {
-    return await serveWithNodeHttp({ hostname: config.host, port }, handler);
+  const reusePort = options.reusePort ?? false;
+  // The workers join the port the main isolate claimed (options.port); the main isolate claims it.
+  const port = options.port ?? (reusePort ? claimPort(config.host, config.port) : config.port);
+  try {
+    if (config.httpServer === "node") {
+      return await serveWithNodeHttp({ hostname: config.host, port }, handler);
+    }
+    const { promise: listening, resolve } = Promise.withResolvers<number>();
+    const deno = Deno.serve({
+      hostname: config.host,
+      port,
+      reusePort,
+      onListen: ({ port }) => resolve(port),
+    }, handler);
+    return {
+      port: await listening,
+      // Deno 2.9's shutdown() makes the body of a request in flight unreadable
+      // (denoland/deno#36809): wait until no handler is running, serving new
+      // requests meanwhile, then stop accepting.
+      shutdown: () => server.whenIdle().then(() => deno.shutdown()),
+      // Deno.serve cannot cut connections short: past the timeout the process
+      // exits with them (runServe returns, main.ts exits).
+      close: () => Promise.resolve(),
+    };
+  } catch (error) {
+    throw inUse(error) ? portInUse(config.host, port) : error;
   }
-  const { promise: listening, resolve } = Promise.withResolvers<number>();
-  const deno = Deno.serve({
-    hostname: config.host,
-    port,
-    reusePort: options.reusePort ?? false,
-    onListen: ({ port }) => resolve(port),
-  }, handler);
-  return {
-    port: await listening,
-    // Deno 2.9's shutdown() makes the body of a request in flight unreadable
-    // (denoland/deno#36809): wait until no handler is running, serving new
-    // requests meanwhile, then stop accepting.
-    shutdown: () => server.whenIdle().then(() => deno.shutdown()),
-    // Deno.serve cannot cut connections short: past the timeout the process
-    // exits with them (runServe returns, main.ts exits).
-    close: () => Promise.resolve(),
-  };
+}
+
+/**
+ * Makes sure nothing listens on the port yet, and returns it (the one the
+ * system chose, for port 0). The workers share the port with SO_REUSEPORT,
+ * and on Linux any process of the same user that sets it too joins the group
+ * and gets a share of the connections: an ipintel started twice would split
+ * the traffic with the old one. So the port is first bound without
+ * SO_REUSEPORT, which Linux refuses while any socket (reusing or not, of any
+ * user, on this address or the wildcard) listens there; then released and
+ * bound again with it in the same tick (`Deno.listen` and `Deno.serve` bind
+ * synchronously), leaving no await in between for another server to start in.
+ */
+function claimPort(host: string, port: number): number {
+  try {
+    const probe = Deno.listen({ hostname: host, port });
+    const claimed = (probe.addr as Deno.NetAddr).port;
+    probe.close();
+    return claimed;
+  } catch (error) {
+    throw inUse(error) ? portInUse(host, port) : error;
+  }
+}
+
+function inUse(error: unknown): boolean {
+  return error instanceof Deno.errors.AddrInUse ||
+    (error as { code?: unknown } | null)?.code === "EADDRINUSE";
+}
+
+function portInUse(host: string, port: number): Error {
+  return new Error(
+    `Port ${port} on ${host} is already in use: another server (an ipintel, or another program) listens there; stop it or choose another port (PORT, --port)`,
+  );
 }
