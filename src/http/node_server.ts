@@ -32,7 +32,7 @@ export function serveWithNodeHttp(
   options: { hostname: string; port: number },
   handler: Handler,
 ): Promise<NodeServer> {
-  const server = http.createServer(async (req, res) => {
+  const server = http.createServer({ connectionsCheckingInterval: 1000 }, async (req, res) => {
     try {
       const response = await answer(req, handler);
       const headers: Record<string, string | string[]> = {};
@@ -52,6 +52,12 @@ export function serveWithNodeHttp(
       res.end(JSON.stringify({ success: false, message: "Internal server error" }));
     }
   });
+  // Slow or idle clients: a head not received within 10 s, or a whole request within 60 s,
+  // is answered 408 and closed; an idle kept-alive connection is closed after 5 s. Checked
+  // every second (node's default is every 30 s, which makes a 10 s timeout 30).
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 60_000;
+  server.keepAliveTimeout = 5_000;
   let finish!: () => void;
   const finished = new Promise<void>((resolve) => finish = resolve);
   server.on("close", () => finish());
