@@ -116,7 +116,8 @@ export interface Output {
 /**
  * Writes whole texts to stdout without ever stopping, blocking or failing the
  * server: a write is asynchronous (a full pipe holds up no request), at most
- * `maxQueuedBytes` wait their turn, and what does not fit, or cannot be written
+ * `maxQueuedBytes` (default 1 MiB) are being written or wait their turn, and
+ * what does not fit, or cannot be written
  * (a closed pipe: `serve | head`), is dropped and counted, never thrown.
  */
 export class LogSink {
