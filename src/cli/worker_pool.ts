@@ -68,10 +68,11 @@ export class WorkerPool {
     this.#fail = resolve;
   }
 
-  /** Starts `count` workers, each listening on `port` with reusePort (the main isolate's port). */
-  async start(count: number, port: number): Promise<void> {
+  /** Starts `count` workers, each listening on `port` with reusePort (the main isolate's port); their ports. */
+  async start(count: number, port: number): Promise<number[]> {
     const workers = Array.from({ length: count }, (_, i) => this.#spawn(i, port));
-    await Promise.all(workers.map((worker) => this.#listening(worker)));
+    const replies = await Promise.all(workers.map((worker) => this.#listening(worker)));
+    return replies.map((reply) => reply.port);
   }
 
   /**
