@@ -8,6 +8,7 @@
 import type { Config } from "../config.ts";
 import type { FetchHandler } from "../http/fast_lookup.ts";
 import { serveWithNodeHttp } from "../http/node_server.ts";
+import { LogSink } from "../ops/access_log.ts";
 import type { SharedCounts } from "../ops/metrics.ts";
 import { assertNotOpenByDefault, describeAccess, startAccess } from "./access.ts";
 import { kvReadinessCheck, openKv } from "./kv.ts";
@@ -56,6 +57,11 @@ export async function startInstance(config: Config, options: InstanceOptions): P
     throw error;
   }
   let stopping = false;
+  // 5xx details go to stderr as the access log to stdout: never holding up or failing a request.
+  const errors = new LogSink({
+    out: Deno.stderr,
+    onDrop: (lines) => server.metrics.recordLogDropped(lines),
+  });
   const server = createServer({
     config,
     access,
@@ -68,6 +74,7 @@ export async function startInstance(config: Config, options: InstanceOptions): P
       },
     ],
     writeLog: options.writeLog,
+    writeError: (text) => errors.write(`${text}\n`),
     sharedCounts: options.sharedCounts,
   });
   const listener = await listen(config, server, options);
@@ -88,6 +95,7 @@ export async function startInstance(config: Config, options: InstanceOptions): P
       const drained = await drain(listener, timeoutMs, hurried);
       if (!drained) await listener.close();
       server.flushLog();
+      await errors.flush(1000);
       // After the last request: the remaining counts reach the KV before it closes.
       await closeAccess().catch(logError);
       kv.close();

@@ -108,7 +108,7 @@ export class LineWriter {
   }
 }
 
-/** Where the sink writes: `Deno.stdout` by default. */
+/** Where a sink writes: `Deno.stdout` by default (`Deno.stderr` for error details). */
 export interface Output {
   write(bytes: Uint8Array): Promise<number>;
 }
@@ -190,7 +190,7 @@ export class LogSink {
     if (!this.#warned) {
       this.#warned = true;
       (this.options.warn ?? ((line) => console.error(line)))(
-        `ipintel: access log lines dropped (${why}); the server carries on, counting them in ipintel_log_lines_dropped_total`,
+        `ipintel: log lines dropped (${why}); the server carries on, counting them in ipintel_log_lines_dropped_total`,
       );
     }
   }

@@ -159,7 +159,7 @@ export class Metrics {
     this.#own[RELOADS + (result === "success" ? 0 : 1)]!++;
   }
 
-  /** Access log lines dropped: the log's pipe was closed, failing or too slow to keep up. */
+  /** Log lines dropped (access log, error details): the pipe was closed, failing or too slow. */
   recordLogDropped(lines: number): void {
     this.#own[LOG_DROPPED]! += lines;
   }
@@ -279,7 +279,7 @@ export class Metrics {
     family(
       "ipintel_log_lines_dropped_total",
       "counter",
-      "Access log lines not written: stdout closed, failing or too slow to keep up",
+      "Log lines not written (access log on stdout, error details on stderr): pipe closed, failing or too slow",
     );
     out.push(`ipintel_log_lines_dropped_total ${totals[LOG_DROPPED]}`);
 

@@ -32,7 +32,7 @@ Deno.test("LogSink: a closed pipe drops and counts the lines, never throws, says
   await sink.flush(5000);
   assert.equal(dropped, 3);
   assert.equal(warnings.length, 1);
-  assert.match(warnings[0]!, /access log lines dropped \(Broken pipe\)/);
+  assert.match(warnings[0]!, /log lines dropped \(Broken pipe\)/);
 });
 
 Deno.test("LogSink: a stuck pipe holds nobody up; past the queue's bound lines are dropped and counted", async () => {
