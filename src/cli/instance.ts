@@ -49,12 +49,16 @@ export async function startInstance(config: Config, options: InstanceOptions): P
   const kv = await openKv(config);
   const announce = options.announce ?? true;
   const { access, close: closeAccess } = await startAccess(kv, config, logError, announce);
-  try {
-    assertNotOpenByDefault(access, config);
-  } catch (error) {
+  /** Start-up failed after the KV opened: close what was started, then throw. */
+  const abandon = async (error: unknown): Promise<never> => {
     await closeAccess();
     kv.close();
     throw error;
+  };
+  try {
+    assertNotOpenByDefault(access, config);
+  } catch (error) {
+    await abandon(error);
   }
   let stopping = false;
   // 5xx details go to stderr as the access log to stdout: never holding up or failing a request.
@@ -77,7 +81,7 @@ export async function startInstance(config: Config, options: InstanceOptions): P
     writeError: (text) => errors.write(`${text}\n`),
     sharedCounts: options.sharedCounts,
   });
-  const listener = await listen(config, server, options);
+  const listener = await listen(config, server, options).catch(abandon);
   if (announce) {
     console.error(
       `ipintel listening on http://${config.host}:${listener.port} (${
