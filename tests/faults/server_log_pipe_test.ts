@@ -47,7 +47,9 @@ async function lookups(port: number, count: number, concurrency = 8): Promise<Ma
 
 async function dropped(port: number): Promise<number> {
   const metrics = await (await fetchFresh(`http://127.0.0.1:${port}/metrics`)).text();
-  return Number(/ipintel_log_lines_dropped_total (\d+)/.exec(metrics)?.[1]);
+  const count = /ipintel_log_lines_dropped_total (\d+)/.exec(metrics)?.[1];
+  assert.ok(count !== undefined, `no ipintel_log_lines_dropped_total in /metrics:\n${metrics}`);
+  return Number(count);
 }
 
 /** SIGTERM; the exit status within 20 s (null when it did not exit). */
