@@ -8,7 +8,7 @@
 import type { Config } from "../config.ts";
 import type { FetchHandler } from "../http/fast_lookup.ts";
 import { serveWithNodeHttp } from "../http/node_server.ts";
-import { LogSink } from "../ops/access_log.ts";
+import { LogSink } from "../ops/log_sink.ts";
 import type { SharedCounts } from "../ops/metrics.ts";
 import { assertNotOpenByDefault, describeAccess, startAccess } from "./access.ts";
 import { kvReadinessCheck, openKv } from "./kv.ts";

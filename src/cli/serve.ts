@@ -1,7 +1,7 @@
 /** `ipintel serve`: loads the data (building it on first run) and serves the HTTP API. */
 
 import type { Config } from "../config.ts";
-import { LogSink } from "../ops/access_log.ts";
+import { LogSink } from "../ops/log_sink.ts";
 import { type Metrics, sharedCountsBuffer } from "../ops/metrics.ts";
 import type { DataSet } from "../sources/data_set.ts";
 import { readManifest } from "../sources/manifest.ts";

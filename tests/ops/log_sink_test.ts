@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { LogSink, type Output } from "../../src/ops/access_log.ts";
+import { LogSink, type Output } from "../../src/ops/log_sink.ts";
 
 const decode = (chunks: Uint8Array[]) => chunks.map((c) => new TextDecoder().decode(c)).join("");
 
