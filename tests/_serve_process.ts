@@ -16,10 +16,12 @@ export interface ServeProcess {
 /**
  * Starts `deno run <permissions> main.ts serve --port 0` with `env` and
  * resolves once it listens and has loaded its data (the "data loaded" line).
+ * `stdout: "piped"` leaves the access log to the caller (`child.stdout`).
  */
 export async function startServe(
   env: Record<string, string>,
   permissions: string[] = ["-A"],
+  stdout: "null" | "piped" = "null",
 ): Promise<ServeProcess> {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", ...permissions, "main.ts", "serve", "--port", "0"],
@@ -27,7 +29,7 @@ export async function startServe(
     // Two workers unless a test says otherwise: the default (one per CPU) could be dozens.
     env: { IPINTEL_WORKERS: "2", ...env },
     stdin: "null",
-    stdout: "null",
+    stdout,
     stderr: "piped",
   }).spawn();
   let text = "";

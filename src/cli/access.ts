@@ -3,7 +3,7 @@
 import { AccessControl, type AuthMode } from "../access/access.ts";
 import { KeyTable } from "../access/key_table.ts";
 import { RateLimiter } from "../access/rate_limiter.ts";
-import type { Config } from "../config.ts";
+import { type Config, ConfigError } from "../config.ts";
 import { KvKeyStore } from "../store/keys.ts";
 import { KvRateCounters } from "../store/rate_counts.ts";
 
@@ -46,6 +46,22 @@ export async function startAccess(
       await limiter.close();
     },
   };
+}
+
+/**
+ * Refuses to serve an open API to the network by default: with IPINTEL_AUTH
+ * unset and no key yet, auth resolves to off, which a fresh volume or a
+ * moved data directory brings about silently. Off on a non-loopback address
+ * has to be asked for (IPINTEL_AUTH=off); exit status 2 otherwise.
+ */
+export function assertNotOpenByDefault(
+  access: AccessControl,
+  config: Pick<Config, "auth" | "host">,
+): void {
+  if (config.auth !== "auto" || access.mode() !== "off" || isLoopback(config.host)) return;
+  throw new ConfigError(
+    `Refusing to serve ${config.host} without API keys: no key exists yet, so anyone who can reach this address could use the API. Create one with "deno task ipintel keys create --name NAME" (auth then becomes required), or set IPINTEL_AUTH=off (--auth off) to serve an open API on purpose`,
+  );
 }
 
 /** The start-up line about access control, and a warning when an open API faces the network. */

@@ -8,8 +8,9 @@
 import type { Config } from "../config.ts";
 import type { FetchHandler } from "../http/fast_lookup.ts";
 import { serveWithNodeHttp } from "../http/node_server.ts";
+import { LogSink } from "../ops/log_sink.ts";
 import type { SharedCounts } from "../ops/metrics.ts";
-import { describeAccess, startAccess } from "./access.ts";
+import { assertNotOpenByDefault, describeAccess, startAccess } from "./access.ts";
 import { kvReadinessCheck, openKv } from "./kv.ts";
 import { createServer, type Server } from "./server.ts";
 import { readTlsPair, type TlsPair, watchTlsPair } from "./tls.ts";
@@ -51,7 +52,23 @@ export async function startInstance(config: Config, options: InstanceOptions): P
   const kv = await openKv(config);
   const announce = options.announce ?? true;
   const { access, close: closeAccess } = await startAccess(kv, config, logError, announce);
+  /** Start-up failed after the KV opened: close what was started, then throw. */
+  const abandon = async (error: unknown): Promise<never> => {
+    await closeAccess();
+    kv.close();
+    throw error;
+  };
+  try {
+    assertNotOpenByDefault(access, config);
+  } catch (error) {
+    await abandon(error);
+  }
   let stopping = false;
+  // 5xx details go to stderr as the access log to stdout: never holding up or failing a request.
+  const errors = new LogSink({
+    out: Deno.stderr,
+    onDrop: (lines) => server.metrics.recordLogDropped(lines),
+  });
   const server = createServer({
     config,
     access,
@@ -64,9 +81,10 @@ export async function startInstance(config: Config, options: InstanceOptions): P
       },
     ],
     writeLog: options.writeLog,
+    writeError: (text) => errors.write(`${text}\n`),
     sharedCounts: options.sharedCounts,
   });
-  const listener = await listen(config, server, options, tls);
+  const listener = await listen(config, server, options, tls).catch(abandon);
   // Every isolate watches the files itself and swaps its own listener's pair.
   const tlsWatch = tls
     ? watchTlsPair(
@@ -93,6 +111,7 @@ export async function startInstance(config: Config, options: InstanceOptions): P
       const drained = await drain(listener, timeoutMs, hurried);
       if (!drained) await listener.close();
       server.flushLog();
+      await errors.flush(1000);
       // After the last request: the remaining counts reach the KV before it closes.
       await closeAccess().catch(logError);
       kv.close();
@@ -133,45 +152,84 @@ async function listen(
 ): Promise<Listener> {
   const handler: FetchHandler = server.handler;
   const port = options.port ?? config.port;
-  if (config.httpServer === "node") {
-    const node = await serveWithNodeHttp({ hostname: config.host, port, tls }, handler);
-    return { ...node, setTls: (pair) => Promise.resolve(node.setTls(pair)) };
-  }
   // Deno.serve keeps its certificate for life: a new pair means a new server on
   // the same port (reusePort, so both listen a moment), then the old one stops.
   const reusePort = (options.reusePort ?? false) || (tls !== null && Deno.build.os === "linux");
-  const start = (port: number, pair: TlsPair | null) => {
-    const { promise: listening, resolve } = Promise.withResolvers<number>();
-    const deno = Deno.serve({
-      hostname: config.host,
-      port,
-      reusePort,
-      onListen: ({ port }) => resolve(port),
-      ...(pair ?? {}),
-    }, handler);
-    return { deno, listening };
-  };
-  const first = start(port, tls);
-  let deno = first.deno;
-  const bound = await first.listening;
-  let retiring: Promise<void> = Promise.resolve();
-  return {
-    port: bound,
-    // Deno 2.9's shutdown() makes the body of a request in flight unreadable
-    // (denoland/deno#36809): wait until no handler is running, serving new
-    // requests meanwhile, then stop accepting.
-    shutdown: () =>
-      server.whenIdle().then(() => Promise.all([deno.shutdown(), retiring])).then(() => {}),
-    // Deno.serve cannot cut connections short: past the timeout the process
-    // exits with them (runServe returns, main.ts exits).
-    close: () => Promise.resolve(),
-    setTls: async (pair) => {
-      if (!reusePort) await deno.shutdown(); // no port sharing here: a moment without a listener
-      const next = start(bound, pair);
-      await next.listening;
-      const old = deno;
-      deno = next.deno;
-      if (reusePort) retiring = old.shutdown();
-    },
-  };
+  // The workers join the port the main isolate claimed (options.port); the main isolate claims it.
+  const claimed = options.port === undefined && reusePort ? claimPort(config.host, port) : port;
+  try {
+    if (config.httpServer === "node") {
+      const node = await serveWithNodeHttp({ hostname: config.host, port: claimed, tls }, handler);
+      return { ...node, setTls: (pair) => Promise.resolve(node.setTls(pair)) };
+    }
+    const start = (port: number, pair: TlsPair | null) => {
+      const { promise: listening, resolve } = Promise.withResolvers<number>();
+      const deno = Deno.serve({
+        hostname: config.host,
+        port,
+        reusePort,
+        onListen: ({ port }) => resolve(port),
+        ...(pair ?? {}),
+      }, handler);
+      return { deno, listening };
+    };
+    const first = start(claimed, tls);
+    let deno = first.deno;
+    const bound = await first.listening;
+    let retiring: Promise<void> = Promise.resolve();
+    return {
+      port: bound,
+      // Deno 2.9's shutdown() makes the body of a request in flight unreadable
+      // (denoland/deno#36809): wait until no handler is running, serving new
+      // requests meanwhile, then stop accepting.
+      shutdown: () =>
+        server.whenIdle().then(() => Promise.all([deno.shutdown(), retiring])).then(() => {}),
+      // Deno.serve cannot cut connections short: past the timeout the process
+      // exits with them (runServe returns, main.ts exits).
+      close: () => Promise.resolve(),
+      setTls: async (pair) => {
+        if (!reusePort) await deno.shutdown(); // no port sharing here: a moment without a listener
+        const next = start(bound, pair);
+        await next.listening;
+        const old = deno;
+        deno = next.deno;
+        if (reusePort) retiring = old.shutdown();
+      },
+    };
+  } catch (error) {
+    throw inUse(error) ? portInUse(config.host, claimed) : error;
+  }
+}
+
+/**
+ * Makes sure nothing listens on the port yet, and returns it (the one the
+ * system chose, for port 0). The workers share the port with SO_REUSEPORT,
+ * and on Linux any process of the same user that sets it too joins the group
+ * and gets a share of the connections: an ipintel started twice would split
+ * the traffic with the old one. So the port is first bound without
+ * SO_REUSEPORT, which Linux refuses while any socket (reusing or not, of any
+ * user, on this address or the wildcard) listens there; then released and
+ * bound again with it in the same tick (`Deno.listen` and `Deno.serve` bind
+ * synchronously), leaving no await in between for another server to start in.
+ */
+function claimPort(host: string, port: number): number {
+  try {
+    const probe = Deno.listen({ hostname: host, port });
+    const claimed = (probe.addr as Deno.NetAddr).port;
+    probe.close();
+    return claimed;
+  } catch (error) {
+    throw inUse(error) ? portInUse(host, port) : error;
+  }
+}
+
+function inUse(error: unknown): boolean {
+  return error instanceof Deno.errors.AddrInUse ||
+    (error as { code?: unknown } | null)?.code === "EADDRINUSE";
+}
+
+function portInUse(host: string, port: number): Error {
+  return new Error(
+    `Port ${port} on ${host} is already in use: another server (an ipintel, or another program) listens there; stop it or choose another port (PORT, --port)`,
+  );
 }

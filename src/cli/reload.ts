@@ -7,6 +7,7 @@ import { type ManifestWatch, watchManifest } from "../sources/manifest_watch.ts"
 export interface ReloadTarget<T> {
   /** Opens and verifies the new set; throws when it is not usable. */
   load(): Promise<T>;
+  /** Serves the set: resolves once every isolate serves it; throws (everything kept as it was) when it cannot. */
   install(next: T): void | Promise<void>;
   recordReload?(result: "success" | "failure"): void;
 }
@@ -14,7 +15,9 @@ export interface ReloadTarget<T> {
 /**
  * Watches the data directory; on a new manifest opens and verifies the new
  * set, then installs it in one step (requests in flight finish on the set
- * they started with). A set that fails is logged and ignored.
+ * they started with), and says so once it is served everywhere. A set that
+ * fails to open or install is logged, counted and ignored: the previous one
+ * stays.
  */
 export function startHotReload<T>(
   config: Config,
@@ -24,7 +27,7 @@ export function startHotReload<T>(
 ): ManifestWatch {
   return watchManifest(config.dataDir, async () => {
     try {
-      target.install(await target.load());
+      await target.install(await target.load());
       target.recordReload?.("success");
       log(`ipintel: new data loaded from ${config.dataDir}`);
     } catch (error) {

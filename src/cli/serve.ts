@@ -1,14 +1,21 @@
 /** `ipintel serve`: loads the data (building it on first run) and serves the HTTP API. */
 
 import type { Config } from "../config.ts";
-import { stdoutSink } from "../ops/access_log.ts";
-import { sharedCountsBuffer } from "../ops/metrics.ts";
+import { LogSink } from "../ops/log_sink.ts";
+import { type Metrics, sharedCountsBuffer } from "../ops/metrics.ts";
 import type { DataSet } from "../sources/data_set.ts";
 import { readManifest } from "../sources/manifest.ts";
 import { defineCommand } from "./command.ts";
+import { guardUncaughtErrors } from "./error_guard.ts";
 import { startInstance } from "./instance.ts";
 import { type ReloadTarget, startHotReload } from "./reload.ts";
-import { createSharedParts, openServedData, servicesFor } from "./services.ts";
+import {
+  createSharedParts,
+  type Handoff,
+  openServedData,
+  openSharedData,
+  servicesFor,
+} from "./services.ts";
 import { StopRequest } from "./shutdown.ts";
 import { WorkerPool } from "./worker_pool.ts";
 
@@ -38,9 +45,21 @@ export const serveCommand = defineCommand({
  * so `/metrics` has the totals whichever isolate answers it.
  */
 export async function runServe(config: Config): Promise<number> {
+  // What goes wrong before the server (and its metrics) exists is logged, not counted.
+  const counted: { metrics: Metrics | null } = { metrics: null };
+  const unguard = guardUncaughtErrors(() => counted.metrics?.recordUncaughtError());
+  try {
+    return await serve(config, counted);
+  } finally {
+    unguard();
+  }
+}
+
+async function serve(config: Config, counted: { metrics: Metrics | null }): Promise<number> {
   const workers = config.httpServer === "deno" ? config.workers - 1 : 0;
   const stop = new StopRequest();
-  const writeLog = stdoutSink();
+  const log = new LogSink({ onDrop: (lines) => counted.metrics?.recordLogDropped(lines) });
+  const writeLog = log.write;
   const counts = workers > 0 ? sharedCountsBuffer(workers + 1) : undefined;
   const instance = await startInstance(config, {
     writeLog,
@@ -49,6 +68,7 @@ export async function runServe(config: Config): Promise<number> {
     label: workers > 0 ? `${workers + 1} workers` : undefined,
   });
   const server = instance.server;
+  counted.metrics = server.metrics;
   stop.requested.then(() => instance.markStopping());
   const pool = counts ? new WorkerPool(config, counts, writeLog) : null;
   pool?.failed.then((message) => {
@@ -61,11 +81,14 @@ export async function runServe(config: Config): Promise<number> {
   // Warmed between requests: the server answers as soon as it has data.
   const shared = createSharedParts("background");
   const data = serveData(config, stop, {
-    load: () => openServedData(config, { share: pool !== null }),
-    install: async (set) => {
-      server.install(servicesFor(set, shared));
+    load: async () =>
+      pool ? await openSharedData(config) : { data: await openServedData(config), handoff: null },
+    // All isolates switch, or none: the workers open the set first (without reading a file).
+    install: async ({ data, handoff }) => {
       await started;
-      await pool?.install(set);
+      if (pool && handoff) await pool.prepare(handoff);
+      server.install(servicesFor(data, shared));
+      await pool?.commit();
     },
     recordReload: (result) => server.metrics.recordReload(result),
   });
@@ -93,7 +116,17 @@ export async function runServe(config: Config): Promise<number> {
         : `ipintel: requests still in flight after ${timeout} s: closing their connections`,
     );
   }
+  await log.flush(LOG_FLUSH_MS);
   return await finish(stop, data);
+}
+
+/** The longest a stopping server waits for the access log to reach stdout. */
+const LOG_FLUSH_MS = 1000;
+
+/** A data set as the main isolate opened it, with what the workers need to open it too. */
+interface Loaded {
+  data: DataSet;
+  handoff: Handoff | null;
 }
 
 /** The data-loading side of a server: first load, hot reload, scheduled updates. */
@@ -112,7 +145,7 @@ interface DataService {
 function serveData(
   config: Config,
   stop: StopRequest,
-  target: ReloadTarget<DataSet>,
+  target: ReloadTarget<Loaded>,
 ): DataService {
   // Aborted on the first stop request: a first-run download or a scheduled update stops with it.
   const stopping = new AbortController();
@@ -127,7 +160,7 @@ function serveData(
     const loaded = await target.load();
     await target.install(loaded);
     console.error(`ipintel: data loaded from ${config.dataDir}`);
-    const absent = loaded.absent;
+    const absent = loaded.data.absent;
     if (absent.length) {
       console.error(
         `ipintel: not installed (their flags answer null): ${

@@ -8,8 +8,9 @@
 
 /// <reference lib="deno.worker" />
 
+import { guardUncaughtErrors } from "./error_guard.ts";
 import { startInstance } from "./instance.ts";
-import { createSharedParts, openServedData, servicesFor } from "./services.ts";
+import { createSharedParts, openServedData, type Services, servicesFor } from "./services.ts";
 import type { FromWorker, ToWorker } from "./worker_protocol.ts";
 
 /** How often the record caches' counts reach the shared metrics (a scrape may land elsewhere). */
@@ -18,8 +19,10 @@ const PUBLISH_CACHE_COUNTS_MS = 1000;
 const post = (message: FromWorker) => self.postMessage(message);
 const { promise: hurried, resolve: hurry } = Promise.withResolvers<void>();
 let started: Promise<Awaited<ReturnType<typeof start>>> | null = null;
-/** Data sets are installed one after another, in the order they came. */
+/** Data sets are opened one after another, in the order they came. */
 let installing = Promise.resolve();
+/** The set opened last, waiting for the main isolate's "commit" or "discard". */
+let prepared: Services | null = null;
 
 self.onmessage = (event: MessageEvent<ToWorker>) => {
   const message = event.data;
@@ -29,18 +32,31 @@ self.onmessage = (event: MessageEvent<ToWorker>) => {
       break;
     case "data":
       installing = installing.then(async () => {
-        const { config, instance, shared } = await started!;
+        const { config, shared } = await started!;
         try {
-          const data = await openServedData(config, { verified: message.files });
-          const services = servicesFor(data, shared);
-          instance.server.install(services);
-          post({ type: "installed", error: null });
+          const data = await openServedData(config, { handoff: message.handoff });
+          prepared = servicesFor(data, shared);
+          post({ type: "prepared", error: null });
         } catch (error) {
+          prepared = null;
           post({
-            type: "installed",
+            type: "prepared",
             error: error instanceof Error ? error.message : String(error),
           });
         }
+      });
+      break;
+    case "commit":
+      installing = installing.then(async () => {
+        const { instance } = await started!;
+        if (prepared) instance.server.install(prepared);
+        prepared = null;
+        post({ type: "installed" });
+      });
+      break;
+    case "discard":
+      installing = installing.then(() => {
+        prepared = null;
       });
       break;
     case "stop":
@@ -68,6 +84,9 @@ async function start(message: Extract<ToWorker, { type: "start" }>) {
     port: message.port,
     announce: false,
   });
+  // From now on an error nothing caught is logged and counted; before, it fails the
+  // worker, which stops the server gracefully (a worker that cannot serve is of no use).
+  guardUncaughtErrors(() => instance.server.metrics.recordUncaughtError());
   post({ type: "listening", port: instance.port });
   const publisher = setInterval(
     () => instance.server.metrics.publishCacheCounts(),

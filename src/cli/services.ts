@@ -9,7 +9,7 @@ import {
   type OperatorDatabase,
   type VerifiedFiles,
 } from "../sources/data_set.ts";
-import { readSourcesFile } from "../sources/sources_file.ts";
+import { readSourcesFile, type SourceSpec } from "../sources/sources_file.ts";
 import { createUserAgentParser } from "../ua/parse.ts";
 
 export interface Services {
@@ -40,20 +40,44 @@ export function servicesFor(data: DataSet, shared: SharedParts): Services {
 }
 
 /**
+ * A data set one isolate read and verified, as it is handed to the others:
+ * everything they need to open it without reading a file (files on disk may
+ * have changed since, or be half written).
+ */
+export interface Handoff {
+  files: VerifiedFiles;
+  /** The sources file's entries as that isolate read them (to report the absent ones). */
+  configured: readonly SourceSpec[];
+}
+
+/**
  * The configured data set: the data directory's files and the operator's own
- * databases. `share` keeps the verified bytes in shared memory for workers.
+ * databases. `share` keeps the verified bytes in shared memory for workers;
+ * `handoff` opens a set another isolate verified, without reading any file.
  */
 export async function openServedData(
   config: Config,
-  options: { share?: boolean; verified?: VerifiedFiles } = {},
+  options: { share?: boolean; handoff?: Handoff; configured?: readonly SourceSpec[] } = {},
 ): Promise<DataSet> {
-  const configured = await readSourcesFile(config.sourcesFile).then((f) => f.sources);
+  const configured = options.handoff?.configured ?? options.configured ??
+    (await readSourcesFile(config.sourcesFile)).sources;
   return await openDataSet(config.dataDir, {
     cacheSize: config.cacheSize,
     databases: operatorDatabases(config),
     configured,
-    ...options,
+    share: options.share,
+    verified: options.handoff?.files,
   });
+}
+
+/** Opens and verifies the data set once, in shared memory, with the handoff for the workers. */
+export async function openSharedData(
+  config: Config,
+): Promise<{ data: DataSet; handoff: Handoff }> {
+  const configured = (await readSourcesFile(config.sourcesFile)).sources;
+  const data = await openServedData(config, { share: true, configured });
+  if (!data.files) throw new Error("The data set was not opened for sharing");
+  return { data, handoff: { files: data.files, configured } };
 }
 
 /**

@@ -1,7 +1,7 @@
 /** The request-serving workers of `ipintel serve`, as the main isolate drives them. */
 
 import type { Config } from "../config.ts";
-import type { DataSet } from "../sources/data_set.ts";
+import type { Handoff } from "./services.ts";
 import type { FromWorker, ToWorker } from "./worker_protocol.ts";
 
 /** Longer than this past the shutdown timeout, a worker that has not stopped is terminated. */
@@ -68,20 +68,35 @@ export class WorkerPool {
     this.#fail = resolve;
   }
 
-  /** Starts `count` workers, each listening on `port` with reusePort (the main isolate's port). */
-  async start(count: number, port: number): Promise<void> {
+  /** Starts `count` workers, each listening on `port` with reusePort (the main isolate's port); their ports. */
+  async start(count: number, port: number): Promise<number[]> {
     const workers = Array.from({ length: count }, (_, i) => this.#spawn(i, port));
-    await Promise.all(workers.map((worker) => this.#listening(worker)));
+    const replies = await Promise.all(workers.map((worker) => this.#listening(worker)));
+    return replies.map((reply) => reply.port);
   }
 
-  /** Hands a verified data set to every worker; resolves once all serve it. */
-  async install(set: DataSet): Promise<void> {
-    if (!set.files) throw new Error("The data set was not opened for sharing");
-    const replies = this.#workers.map((worker) => worker.next("installed"));
-    for (const worker of this.#workers) worker.post({ type: "data", files: set.files });
-    for (const reply of await Promise.all(replies)) {
-      if (reply.error !== null) throw new Error(reply.error);
+  /**
+   * Hands a verified data set to every worker, which opens it without
+   * switching to it yet. Throws when one cannot: the others then drop it,
+   * and every worker keeps serving the set it had.
+   */
+  async prepare(handoff: Handoff): Promise<void> {
+    const replies = this.#replies("prepared");
+    for (const worker of this.#workers) worker.post({ type: "data", handoff });
+    const failed = (await replies).flatMap((reply, i) =>
+      reply.error === null ? [] : [`worker ${i}: ${reply.error}`]
+    );
+    if (failed.length) {
+      for (const worker of this.#workers) worker.post({ type: "discard" });
+      throw new Error(failed.join("; "));
     }
+  }
+
+  /** Every worker switches to the set it prepared; resolves once all serve it. */
+  async commit(): Promise<void> {
+    const replies = this.#replies("installed");
+    for (const worker of this.#workers) worker.post({ type: "commit" });
+    await replies;
   }
 
   /**
@@ -124,6 +139,14 @@ export class WorkerPool {
       port,
     });
     return worker;
+  }
+
+  /** Every worker's next reply of type `type`; rejects when a worker fails first. */
+  #replies<T extends FromWorker["type"]>(type: T): Promise<Reply<T>[]> {
+    return Promise.race([
+      Promise.all(this.#workers.map((worker) => worker.next(type))),
+      this.failed.then((message) => Promise.reject(new Error(message))),
+    ]);
   }
 
   /** The worker's "listening" reply, or the failure that came first. */

@@ -1,7 +1,7 @@
 /** Messages between `ipintel serve`'s main isolate and its request-serving workers. */
 
 import type { Config } from "../config.ts";
-import type { VerifiedFiles } from "../sources/data_set.ts";
+import type { Handoff } from "./services.ts";
 
 /** From the main isolate to a worker. */
 export type ToWorker =
@@ -14,8 +14,14 @@ export type ToWorker =
     /** The port to share: the one the main isolate listens on. */
     port: number;
   }
-  /** A verified data set to serve (the first, or a reload). */
-  | { type: "data"; files: VerifiedFiles }
+  /**
+   * A verified data set to serve (the first, or a reload), in two steps: the
+   * worker opens it ("prepared"), and switches to it on "commit" only once
+   * every worker could open it ("discard" otherwise): all switch or none.
+   */
+  | { type: "data"; handoff: Handoff }
+  | { type: "commit" }
+  | { type: "discard" }
   | { type: "stop"; timeoutMs: number }
   /** A second signal: stop waiting for requests in flight. */
   | { type: "hurry" };
@@ -23,8 +29,10 @@ export type ToWorker =
 /** From a worker to the main isolate. */
 export type FromWorker =
   | { type: "listening"; port: number }
-  /** A data set handed over is served now, or (error) was not installed. */
-  | { type: "installed"; error: string | null }
+  /** A data set handed over is opened, ready to switch to, or (error) could not be. */
+  | { type: "prepared"; error: string | null }
+  /** The committed data set is served now. */
+  | { type: "installed" }
   /** Access log text (whole lines), written by the main isolate so lines never interleave. */
   | { type: "log"; text: string }
   /** The stop began: requests then in flight. */

@@ -107,13 +107,3 @@ export class LineWriter {
     this.write(text);
   }
 }
-
-/** A sink writing whole texts to stdout (looping over partial writes). */
-export function stdoutSink(): (text: string) => void {
-  const encoder = new TextEncoder();
-  return (text) => {
-    const bytes = encoder.encode(text);
-    let written = 0;
-    while (written < bytes.length) written += Deno.stdout.writeSync(bytes.subarray(written));
-  };
-}

@@ -79,8 +79,10 @@ const LOOKUPS = SUMS + ROUTES.length;
 const RATE_LIMITED = LOOKUPS + 1;
 const RELOADS = RATE_LIMITED + 1; // success, failure
 const CACHES = RELOADS + 2; // hits, misses per CACHE_KINDS entry
+const LOG_DROPPED = CACHES + CACHE_KINDS.length * 2;
+const UNCAUGHT = LOG_DROPPED + 1;
 /** Counts per isolate (about 0.5 MB). */
-const SLICE_LENGTH = CACHES + CACHE_KINDS.length * 2;
+const SLICE_LENGTH = UNCAUGHT + 1;
 
 /**
  * Counts shared by the isolates of one server (the workers and the process
@@ -161,6 +163,16 @@ export class Metrics {
   /** Called by whatever reloads the data, once per attempt. */
   recordReload(result: ReloadResult): void {
     this.#own[RELOADS + (result === "success" ? 0 : 1)]!++;
+  }
+
+  /** Log lines dropped (access log, error details): the pipe was closed, failing or too slow. */
+  recordLogDropped(lines: number): void {
+    this.#own[LOG_DROPPED]! += lines;
+  }
+
+  /** An unhandled rejection or uncaught error, logged instead of ending the process. */
+  recordUncaughtError(): void {
+    this.#own[UNCAUGHT]!++;
   }
 
   /** Keeps the cache counts of a data set that stops being served, so the totals never go down. */
@@ -269,6 +281,20 @@ export class Metrics {
     (["success", "failure"] as const).forEach((result, i) => {
       out.push(`ipintel_data_reloads_total{result="${result}"} ${totals[RELOADS + i]}`);
     });
+
+    family(
+      "ipintel_log_lines_dropped_total",
+      "counter",
+      "Log lines not written (access log on stdout, error details on stderr): pipe closed, failing or too slow",
+    );
+    out.push(`ipintel_log_lines_dropped_total ${totals[LOG_DROPPED]}`);
+
+    family(
+      "ipintel_uncaught_errors_total",
+      "counter",
+      "Unhandled rejections and uncaught errors, logged instead of ending the process",
+    );
+    out.push(`ipintel_uncaught_errors_total ${totals[UNCAUGHT]}`);
 
     const data = this.#dataSet();
     family(
