@@ -6,6 +6,7 @@ import { sharedCountsBuffer } from "../ops/metrics.ts";
 import type { DataSet } from "../sources/data_set.ts";
 import { readManifest } from "../sources/manifest.ts";
 import { defineCommand } from "./command.ts";
+import { keepData } from "./data_keeper.ts";
 import { startInstance } from "./instance.ts";
 import { type ReloadTarget, startHotReload } from "./reload.ts";
 import { createSharedParts, openServedData, servicesFor } from "./services.ts";
@@ -106,8 +107,8 @@ interface DataService {
 
 /**
  * Loads the first data set (building the default data on first run), then
- * watches for new ones and runs the scheduled updates. A first load that
- * fails asks the server to stop.
+ * watches for new ones and keeps the data complete and current in the
+ * background (data_keeper.ts). A first load that fails asks the server to stop.
  */
 function serveData(
   config: Config,
@@ -137,9 +138,11 @@ function serveData(
     }
     if (stop.stopping) return;
     background.watch = startHotReload(config, target);
-    if (config.updateInterval > 0) {
-      background.schedule = scheduleUpdates(config, stopping.signal);
-    }
+    background.schedule = keepData(config, loaded, {
+      buildMissing: async (signal) =>
+        await (await builder()).runData(config, { force: false }, signal),
+      updateAll: async (signal) => await (await builder()).runDataUpdate(config, signal),
+    }, stopping.signal);
   })().catch((error) => {
     loadError = error;
     stop.request("data failed to load");
@@ -160,24 +163,4 @@ async function finish(stop: StopRequest, data: DataService): Promise<number> {
   if (data.error() !== null) throw data.error();
   console.error("ipintel: stopped");
   return 0;
-}
-
-async function scheduleUpdates(config: Config, signal: AbortSignal): Promise<void> {
-  while (!signal.aborted) {
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, config.updateInterval * 1000);
-      function done() {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", done);
-        resolve();
-      }
-      signal.addEventListener("abort", done);
-    });
-    if (signal.aborted) return;
-    try {
-      await (await builder()).runDataUpdate(config, signal);
-    } catch (error) {
-      console.error(`update: ${error instanceof Error ? error.message : error}`);
-    }
-  }
 }

@@ -32,6 +32,10 @@ export interface SourceSpec {
   file?: string;
   license: string;
   attribution: string;
+  /** Cap on the bytes downloaded, in MB (default: see src/update/limits.ts). */
+  maxDownloadMB?: number;
+  /** Cap on the bytes after decompression, in MB. */
+  maxUnpackedMB?: number;
 }
 
 export interface SourcesFile {
@@ -148,11 +152,21 @@ export function parseSourcesFile(json: unknown, label: string): SourcesFile {
     if (file !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]*\.mmdb$/.test(file)) {
       fail(where, `file ${show(file)}: expected a plain file name ending in .mmdb`);
     }
+    const megabytes = (key: "maxDownloadMB" | "maxUnpackedMB") => {
+      const value = s[key];
+      if (value === undefined) return {};
+      if (typeof value !== "number" || !(value > 0) || value > 1_000_000) {
+        return fail(where, `${key} ${show(value)}: expected a number of megabytes above 0`);
+      }
+      return { [key]: value };
+    };
     return {
       name,
       kind,
       format,
       url,
+      ...megabytes("maxDownloadMB"),
+      ...megabytes("maxUnpackedMB"),
       ...(sha256 ? { sha256: sha256.toLowerCase() } : {}),
       ...(sha256Url ? { sha256Url } : {}),
       ...(integrity ? { integrity } : {}),
