@@ -1,6 +1,6 @@
 /** `ipintel serve`: loads the data (building it on first run) and serves the HTTP API. */
 
-import type { Config } from "../config.ts";
+import { type Config, isEmbeddedData } from "../config.ts";
 import { stdoutSink } from "../ops/access_log.ts";
 import { sharedCountsBuffer } from "../ops/metrics.ts";
 import type { DataSet } from "../sources/data_set.ts";
@@ -138,6 +138,7 @@ function serveData(
     }
     if (stop.stopping) return;
     background.watch = startHotReload(config, target);
+    if (isEmbeddedData(config.dataDir)) return; // read-only: nothing to complete or update
     background.schedule = keepData(config, loaded, {
       buildMissing: async (signal) =>
         await (await builder()).runData(config, { force: false }, signal),
