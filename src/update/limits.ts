@@ -88,15 +88,23 @@ export async function readCapped(
   return out;
 }
 
-/** Decompresses gzip bytes, refusing output past `cap` (a gzip bomb stops at the cap). */
+/**
+ * Decompresses gzip bytes, refusing output past `cap` (a gzip bomb stops at the
+ * cap). The input goes in 4 kB slices: deflate expands at most about 1032:1, so
+ * no single output chunk exceeds a few MB before the cap is checked.
+ */
 export async function gunzipCapped(
   bytes: Uint8Array,
   options: { cap: number; what: string; setting: string; signal?: AbortSignal },
 ): Promise<Uint8Array> {
-  const stream = new Blob([bytes as Uint8Array<ArrayBuffer>]).stream().pipeThrough(
-    new DecompressionStream("gzip"),
-  );
-  return await readCapped(stream, options);
+  let at = 0;
+  const input = new ReadableStream<Uint8Array<ArrayBuffer>>({
+    pull(controller) {
+      if (at >= bytes.length) return controller.close();
+      controller.enqueue(bytes.slice(at, at += 4096) as Uint8Array<ArrayBuffer>);
+    },
+  });
+  return await readCapped(input.pipeThrough(new DecompressionStream("gzip")), options);
 }
 
 /** Lets timers and signal handlers run during a long computation; throws once stopped. */
