@@ -16,6 +16,7 @@ export function redactUrl(text: string): string {
     return text;
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") return text;
+  if (!url.username && !url.password && !url.search && !url.hash) return text; // as written
   if (url.username) url.username = HIDDEN;
   if (url.password) url.password = "";
   if (url.search) {

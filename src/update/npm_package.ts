@@ -1,5 +1,6 @@
 /** Downloads a pinned npm package tarball and verifies it against its registry integrity. */
 
+import { redactUrl, redactUrls } from "../sources/redact_url.ts";
 import { DEFAULT_CAPS, gunzipCapped, readCapped, type SizeCaps } from "./limits.ts";
 import { readTar, type TarEntry } from "./tar.ts";
 
@@ -34,7 +35,8 @@ export async function fetchPackage(
   const url = tarballUrl(registry, pkg);
   const label = `${pkg.name}@${pkg.version}`;
   // Where the registry comes from, so a failure says what to change.
-  const hint = `(npm registry ${registry}, set by IPINTEL_NPM_REGISTRY)`;
+  const hint = `(npm registry ${redactUrl(registry)}, set by IPINTEL_NPM_REGISTRY)`;
+  const shown = redactUrl(url); // a private registry's URL may carry credentials
   let response: Response;
   try {
     response = await fetchFn(url, { signal });
@@ -43,12 +45,14 @@ export async function fetchPackage(
     const cause = (error as Error).cause;
     const why = cause instanceof Error ? `: ${cause.message}` : "";
     throw new Error(
-      `Download of ${label} from ${url} failed: ${(error as Error).message}${why} ${hint}`,
+      redactUrls(
+        `Download of ${label} from ${shown} failed: ${(error as Error).message}${why} ${hint}`,
+      ),
     );
   }
   if (!response.ok || !response.body) {
     await response.body?.cancel();
-    throw new Error(`Download of ${label} failed: HTTP ${response.status} from ${url} ${hint}`);
+    throw new Error(`Download of ${label} failed: HTTP ${response.status} from ${shown} ${hint}`);
   }
   const total = Number(response.headers.get("content-length") ?? 0);
   let compressed: Uint8Array;
@@ -69,7 +73,9 @@ export async function fetchPackage(
   } catch (error) {
     if (signal?.aborted) throw new Error(`Download of ${label} was cancelled`);
     if ((error as Error).name === "CapExceededError") throw error;
-    throw new Error(`Download of ${label} from ${url} failed: ${(error as Error).message} ${hint}`);
+    throw new Error(
+      redactUrls(`Download of ${label} from ${shown} failed: ${(error as Error).message} ${hint}`),
+    );
   }
   await verifyIntegrity(compressed, pkg.integrity, label);
   const archive = await gunzipCapped(compressed, {
@@ -118,7 +124,9 @@ export async function packageInfo(
   const response = await fetchFn(url, { signal });
   if (!response.ok || !response.body) {
     await response.body?.cancel();
-    throw new Error(`Package lookup of ${name} failed: HTTP ${response.status} from ${url}`);
+    throw new Error(
+      `Package lookup of ${name} failed: HTTP ${response.status} from ${redactUrl(url)}`,
+    );
   }
   const body = await readCapped(response.body, {
     cap: DEFAULT_CAPS.feed.download,
