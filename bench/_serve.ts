@@ -72,6 +72,8 @@ export async function startServer(dir: string, options: string[] = []): Promise<
     DATA_DIR,
     "--auth",
     "off",
+    "--update-interval",
+    "off", // a benchmark never reaches the internet
     ...kv,
     ...options,
   ]);

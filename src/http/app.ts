@@ -40,6 +40,7 @@ import { OPENAPI_DOCUMENT } from "./openapi.ts";
 import { checkRequest, requestTarget, targetFormat, targetPath } from "./request_target.ts";
 import { STATUS_BY_CODE } from "./status.ts";
 import { registerStatusRoute } from "./status_route.ts";
+import { redactUrl } from "../sources/redact_url.ts";
 import { bearerMatches } from "../ops/bearer.ts";
 import { METRICS_CONTENT_TYPE } from "../ops/metrics.ts";
 import { acceptsHtml, createSite } from "../web/site.ts";
@@ -160,7 +161,9 @@ export function createApp(deps: AppDeps): Hono<Env> {
   app.get("/health", (c) => c.body(HEALTH_BODY, 200, jsonHeaders));
   app.get("/ready", async (c) => {
     const data = services.current?.data;
-    const reason = data ? await deps.ready?.() ?? null : "data is not loaded yet";
+    const reason = data
+      ? data.incomplete ?? await deps.ready?.() ?? null
+      : "data is not loaded yet";
     if (!data || reason !== null) {
       const body = JSON.stringify({ success: false, message: `Not ready: ${reason}` });
       return c.body(body, 503, { ...jsonHeaders, "cache-control": "no-store" });
@@ -416,7 +419,7 @@ function readyData(data: DataSet): Json {
     databases: data.manifest.sources.map((s) => ({
       kind: s.kind,
       databaseType: s.databaseType,
-      source: s.source,
+      source: redactUrl(s.source),
       built: s.built,
       license: s.license,
       attribution: s.attribution,

@@ -311,6 +311,31 @@ export class Metrics {
       }
     }
 
+    family(
+      "ipintel_source_data_timestamp_seconds",
+      "gauge",
+      "The date of each installed source's data (its publisher's date, not the build time), in seconds since the epoch",
+    );
+    for (const source of data?.installed ?? []) {
+      const date = Date.parse(source.dataDate ?? "");
+      if (Number.isFinite(date)) {
+        out.push(
+          `ipintel_source_data_timestamp_seconds{${sourceLabels(source)}} ${date / 1000}`,
+        );
+      }
+    }
+    family(
+      "ipintel_source_present",
+      "gauge",
+      "Whether each configured source is installed (1) or absent (0)",
+    );
+    for (const source of data?.installed ?? []) {
+      out.push(`ipintel_source_present{${sourceLabels(source)}} 1`);
+    }
+    for (const source of data?.absent ?? []) {
+      out.push(`ipintel_source_present{${sourceLabels(source)}} 0`);
+    }
+
     for (const [what, offset] of [["hits", 0], ["misses", 1]] as const) {
       const name = `ipintel_cache_${what}_total`;
       family(name, "counter", `Decoded-record cache ${what}, by database`);
@@ -325,6 +350,10 @@ export class Metrics {
 /** Hits and misses of one database's record cache in a data set (zero without it). */
 function cacheCountsOf(data: DataSet | null, kind: typeof CACHE_KINDS[number]): CacheCounts {
   return data?.[kind]?.cacheCounts() ?? { hits: 0, misses: 0 };
+}
+
+function sourceLabels(source: { name: string; kind: string }): string {
+  return `source="${escapeLabel(source.name)}",kind="${escapeLabel(source.kind)}"`;
 }
 
 /** A label value as the text format wants it: backslash, quote and newline escaped. */

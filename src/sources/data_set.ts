@@ -37,6 +37,7 @@ import type {
   IspRecord,
 } from "./records.ts";
 import type { SourceSpec } from "./sources_file.ts";
+import { redactUrl, redactUrls } from "./redact_url.ts";
 import { verifyMmdb } from "./verify_mmdb.ts";
 
 /** An operator's own database, given by an environment variable or flag. */
@@ -83,6 +84,12 @@ export interface DataSet {
   readonly manifest: Manifest;
   readonly installed: readonly InstalledSource[];
   readonly absent: readonly AbsentSource[];
+  /**
+   * Why the set is not complete enough to be ready: a configured database
+   * (the City and ASN of the default sources) is absent. Null when complete;
+   * absent feeds do not count (a server on a closed network still gets ready).
+   */
+  readonly incomplete: string | null;
   /** The files as read and verified, in shared memory: only when opened with `share`. */
   readonly files?: VerifiedFiles;
 }
@@ -251,9 +258,10 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
     .map((s) => ({
       name: s.name,
       kind: s.kind,
-      reason: manifest.failures?.[s.name]?.reason ??
+      reason: redactUrls(manifest.failures?.[s.name]?.reason ?? "") ||
         'Not downloaded yet: run "deno task ipintel data update"',
     }));
+  const missing = absent.filter((s) => (DATABASE_KINDS as readonly string[]).includes(s.kind));
   return {
     city,
     asn,
@@ -266,6 +274,9 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
     manifest,
     installed,
     absent,
+    incomplete: missing.length
+      ? `not installed yet: ${missing.map((s) => `${s.name} (${s.kind})`).join(", ")}`
+      : null,
     files: shared,
   };
 }
@@ -394,7 +405,7 @@ function describe(entry: ManifestEntry, buildEpoch: Date | null, count: number |
   return {
     name: entryName(entry),
     kind: entry.kind,
-    source: entry.source,
+    source: redactUrl(entry.source),
     databaseType: entry.databaseType,
     // A database's own build time, unless the manifest knows better (an npm publication date).
     dataDate: entry.dataDate !== undefined ? entry.dataDate : buildEpoch?.toISOString() ?? null,

@@ -159,15 +159,96 @@ export async function writeManifest(dataDir: string, manifest: Manifest): Promis
   );
 }
 
-/** Writes next to the target and renames, so readers never see half a file. */
+/**
+ * Writes next to the target, syncs the file, renames it into place and syncs
+ * the directory: after a crash (power loss included) the path holds the old
+ * bytes or the new ones, never part of either.
+ */
 export async function writeFileAtomic(path: string, bytes: Uint8Array): Promise<void> {
   const temp = `${path}.tmp-${Deno.pid}`;
   try {
-    await Deno.writeFile(temp, bytes);
+    {
+      using file = await Deno.open(temp, { write: true, create: true, truncate: true });
+      let written = 0;
+      while (written < bytes.length) written += await file.write(bytes.subarray(written));
+      await file.sync();
+    }
     await Deno.rename(temp, path);
   } catch (error) {
     await Deno.remove(temp).catch(() => {});
     throw error;
+  }
+  await syncDirectory(path.slice(0, Math.max(0, path.lastIndexOf("/"))) || ".");
+}
+
+/** Makes a directory's entries (a rename) durable; a no-op where directories cannot be opened. */
+export async function syncDirectory(dir: string): Promise<void> {
+  let handle: Deno.FsFile;
+  try {
+    handle = await Deno.open(dir, { read: true });
+  } catch {
+    return; // Windows: directories cannot be opened; NTFS journals renames itself
+  }
+  try {
+    await handle.sync();
+  } catch {
+    // some file systems refuse fsync on a directory: nothing more can be done
+  } finally {
+    handle.close();
+  }
+}
+
+/** How a content-addressed name ends: `-<12 hex digits of the sha256><ext>`. */
+const CONTENT_NAME = /-[0-9a-f]{12}(\.mmdb|\.txt|\.asns\.json)$/;
+
+/**
+ * Installs `bytes` under a name made from `stem` and their hash
+ * (`<stem>-<sha256 prefix><ext>`, relative to the data directory). A new
+ * content never overwrites a file the current manifest names, so a kill
+ * before the manifest switches leaves the old set whole.
+ */
+export async function installContent(
+  dataDir: string,
+  stem: string,
+  ext: ".mmdb" | ".txt" | ".asns.json",
+  bytes: Uint8Array,
+): Promise<{ file: string; sha256: string }> {
+  const sha256 = await sha256Hex(bytes);
+  const file = `${stem}-${sha256.slice(0, 12)}${ext}`;
+  await writeFileAtomic(`${dataDir}/${file}`, bytes);
+  return { file, sha256 };
+}
+
+/**
+ * After the manifest switched from `previous` to `current`: deletes the files
+ * only `previous` named, content-addressed files no manifest names (a killed
+ * run's) and temporaries. Run under the data-directory lock, so no live
+ * writer's temporary is among them.
+ */
+export async function removeUnnamed(
+  dataDir: string,
+  previous: Manifest | null,
+  current: Manifest,
+): Promise<void> {
+  const named = (m: Manifest | null) =>
+    new Set((m?.sources ?? []).flatMap((e) => [e.file, e.download?.file ?? ""]).filter(Boolean));
+  const keep = named(current);
+  const dropped = named(previous);
+  for (const dir of ["", "feeds/"]) {
+    let items: Deno.DirEntry[];
+    try {
+      items = await Array.fromAsync(Deno.readDir(`${dataDir}/${dir}`));
+    } catch {
+      continue;
+    }
+    for (const item of items) {
+      const file = `${dir}${item.name}`;
+      if (!item.isFile || keep.has(file) || file === MANIFEST_FILE) continue;
+      const temporary = /\.tmp-\d+$/.test(item.name) || item.name.startsWith(".download-");
+      if (temporary || dropped.has(file) || CONTENT_NAME.test(item.name)) {
+        await Deno.remove(`${dataDir}/${file}`).catch(() => {});
+      }
+    }
   }
 }
 

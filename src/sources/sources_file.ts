@@ -37,6 +37,10 @@ export interface SourceSpec {
   /** Shown by /status and /ready; "not stated" when the file gives none. */
   license: string;
   attribution: string;
+  /** Cap on the bytes downloaded, in MB (default: see src/update/limits.ts). */
+  maxDownloadMB?: number;
+  /** Cap on the bytes after decompression, in MB. */
+  maxUnpackedMB?: number;
 }
 
 /** What /status shows for a licence or attribution the sources file does not give. */
@@ -180,11 +184,21 @@ export function parseSourcesFile(json: unknown, label: string): SourcesFile {
       }
       minCount = s.minCount as number;
     }
+    const megabytes = (key: "maxDownloadMB" | "maxUnpackedMB") => {
+      const value = s[key];
+      if (value === undefined) return {};
+      if (typeof value !== "number" || !(value > 0) || value > 1_000_000) {
+        return fail(where, `${key} ${show(value)}: expected a number of megabytes above 0`);
+      }
+      return { [key]: value };
+    };
     return {
       name,
       kind,
       format,
       url,
+      ...megabytes("maxDownloadMB"),
+      ...megabytes("maxUnpackedMB"),
       ...(sha256 ? { sha256: sha256.toLowerCase() } : {}),
       ...(sha256Url ? { sha256Url } : {}),
       ...(integrity ? { integrity } : {}),

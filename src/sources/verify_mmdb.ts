@@ -1,15 +1,16 @@
 /**
  * Checks an untrusted MaxMind DB before it is served: the metadata, the
- * search tree (every record of every node points at a node, "empty" or inside
- * the data section), that every record the tree points at is a map (valid
- * files may hold strings or arrays there; every source we read needs a map),
- * the separator, a sample of decoded records, and that the database is of the
- * expected kind. What lies inside a record is checked only for the sample: a
- * lookup that meets a corrupt pointer later fails that request alone.
+ * search tree (every record of every node points at a node, "empty" or the
+ * start of a value in the data section), that every record the tree points at
+ * is a map (valid files may hold strings or arrays there; every source we read
+ * needs a map), the separator, every value of the data and metadata sections
+ * decoded strictly (verify_data.ts: what libmaxminddb refuses, we refuse), a
+ * sample of records, and that the database is of the expected kind.
  */
 
 import { type MmdbDatabase, openMmdb } from "../mmdb/reader.ts";
 import type { DatabaseKind } from "./manifest.ts";
+import { checkDataSection } from "./verify_data.ts";
 
 /** Which `database_type` values each kind accepts (MaxMind, DB-IP, ip-location-db and ours). */
 const TYPE_PATTERNS: Record<DatabaseKind, RegExp> = {
@@ -96,6 +97,9 @@ function checkTree(bytes: Uint8Array, nodeCount: number, recordSize: number): nu
   let networks = 0;
   const limit = nodeCount + 16 + dataSize;
   const dataStart = treeSize + 16;
+  const metadata = metadataStart + MARKER.length;
+  checkDataSection(bytes, metadata, bytes.length - metadata, "metadata section");
+  const starts = checkDataSection(bytes, dataStart, dataSize);
   for (let node = 0; node < nodeCount; node++) {
     const at = node * nodeBytes;
     let left: number, right: number;
@@ -120,6 +124,11 @@ function checkTree(bytes: Uint8Array, nodeCount: number, recordSize: number): nu
       if (record < nodeCount + 16 || record >= limit) {
         throw new Error(
           `Invalid MaxMind DB: node ${node} points outside the data section (${record})`,
+        );
+      }
+      if (!starts[record - nodeCount - 16]) {
+        throw new Error(
+          `Invalid MaxMind DB: node ${node} points inside a value of the data section (${record})`,
         );
       }
       const type = recordType(bytes, dataStart, dataSize, record - nodeCount - 16);

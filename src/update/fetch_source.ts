@@ -8,9 +8,10 @@ import { verifyMmdb } from "../sources/verify_mmdb.ts";
 import type { DatabaseKind, ManifestEntry } from "../sources/manifest.ts";
 import { sha256Hex } from "../sources/manifest.ts";
 import type { SourceSpec } from "../sources/sources_file.ts";
+import { redactUrl } from "../sources/redact_url.ts";
 import { download, type DownloadOptions } from "./download.ts";
 import { type ParsedFeed, parseFeed } from "./feed_parse.ts";
-import { gunzip } from "./npm_package.ts";
+import { capsOf, checkAborted, gunzipCapped, type SizeCaps } from "./limits.ts";
 import { readTar } from "./tar.ts";
 
 export interface FetchContext {
@@ -54,7 +55,9 @@ export async function fetchSource(
   const rawExists = previous?.download
     ? await exists(`${ctx.dataDir}/${previous.download.file}`)
     : false;
+  const caps = capsOf(spec);
   const options: DownloadOptions = {
+    maxBytes: caps.download,
     fetchFn: ctx.fetchFn,
     timeoutMs: ctx.timeoutMs,
     attempts: ctx.attempts,
@@ -63,7 +66,7 @@ export async function fetchSource(
     tempPath: `${ctx.dataDir}/.download-${spec.name}-${Deno.pid}`,
     headers: authHeaders(spec, ctx),
     // Only ask "if changed" when what we have is still on disk.
-    ...(rawExists && previous?.source === spec.url
+    ...(rawExists && previous?.source === redactUrl(spec.url)
       ? { etag: previous.download?.etag, lastModified: previous.download?.lastModified }
       : {}),
   };
@@ -80,9 +83,11 @@ export async function fetchSource(
     ...(result.lastModified ? { lastModified: result.lastModified } : {}),
   };
   await checkChecksum(spec, bytes, ctx);
+  checkAborted(ctx.signal, `Update of ${spec.name}`);
 
   if (spec.format === "mmdb" || spec.format === "mmdb.gz" || spec.format === "tar.gz") {
-    const mmdb = await extractMmdb(spec, bytes);
+    const mmdb = await extractMmdb(spec, bytes, caps, ctx.signal);
+    checkAborted(ctx.signal, `Update of ${spec.name}`);
     const { db, networks } = verifyMmdb(mmdb, { kind: spec.kind as DatabaseKind, cacheSize: 16 });
     return {
       status: "database",
@@ -122,10 +127,12 @@ async function checkChecksum(spec: SourceSpec, bytes: Uint8Array, ctx: FetchCont
     });
     const text = response.ok ? await response.text() : (await response.body?.cancel(), "");
     if (!response.ok) {
-      throw new Error(`Checksum download failed: HTTP ${response.status} from ${spec.sha256Url}`);
+      throw new Error(
+        `Checksum download failed: HTTP ${response.status} from ${redactUrl(spec.sha256Url)}`,
+      );
     }
     expected = /^[0-9a-f]{64}\b/i.exec(text.trim())?.[0]?.toLowerCase();
-    if (!expected) throw new Error(`No SHA-256 in ${spec.sha256Url}`);
+    if (!expected) throw new Error(`No SHA-256 in ${redactUrl(spec.sha256Url)}`);
   }
   if (!expected) return;
   const actual = await sha256Hex(bytes);
@@ -134,12 +141,23 @@ async function checkChecksum(spec: SourceSpec, bytes: Uint8Array, ctx: FetchCont
   }
 }
 
-async function extractMmdb(spec: SourceSpec, bytes: Uint8Array): Promise<Uint8Array> {
+async function extractMmdb(
+  spec: SourceSpec,
+  bytes: Uint8Array,
+  caps: SizeCaps,
+  signal?: AbortSignal,
+): Promise<Uint8Array> {
   if (spec.format === "mmdb") return bytes;
   let plain: Uint8Array;
   try {
-    plain = await gunzip(bytes);
+    plain = await gunzipCapped(bytes, {
+      cap: caps.unpacked,
+      what: "the download unpacked",
+      setting: "maxUnpackedMB",
+      signal,
+    });
   } catch (error) {
+    if ((error as Error).name === "CapExceededError" || signal?.aborted) throw error;
     throw new Error(`Not a gzip file: ${(error as Error).message}`);
   }
   if (spec.format === "mmdb.gz") return plain;

@@ -1,5 +1,7 @@
 /** Downloads a pinned npm package tarball and verifies it against its registry integrity. */
 
+import { redactUrl, redactUrls } from "../sources/redact_url.ts";
+import { DEFAULT_CAPS, gunzipCapped, readCapped, type SizeCaps } from "./limits.ts";
 import { readTar, type TarEntry } from "./tar.ts";
 
 /** A package pinned by version and by the registry's `dist.integrity` (sha512). */
@@ -19,7 +21,8 @@ function tarballUrl(registry: string, pkg: PinnedPackage): string {
 
 /**
  * Fetches the package, checks its sha512 integrity, and returns the files of
- * the tarball. Any mismatch or HTTP failure throws naming the package.
+ * the tarball. Any mismatch or HTTP failure throws naming the package; a
+ * tarball past its caps (downloaded or unpacked) is refused while it streams.
  */
 export async function fetchPackage(
   registry: string,
@@ -27,11 +30,13 @@ export async function fetchPackage(
   progress: Progress,
   fetchFn: typeof fetch = fetch,
   signal?: AbortSignal,
+  caps: SizeCaps = DEFAULT_CAPS.database,
 ): Promise<TarEntry[]> {
   const url = tarballUrl(registry, pkg);
   const label = `${pkg.name}@${pkg.version}`;
   // Where the registry comes from, so a failure says what to change.
-  const hint = `(npm registry ${registry}, set by IPINTEL_NPM_REGISTRY)`;
+  const hint = `(npm registry ${redactUrl(registry)}, set by IPINTEL_NPM_REGISTRY)`;
+  const shown = redactUrl(url); // a private registry's URL may carry credentials
   let response: Response;
   try {
     response = await fetchFn(url, { signal });
@@ -40,26 +45,46 @@ export async function fetchPackage(
     const cause = (error as Error).cause;
     const why = cause instanceof Error ? `: ${cause.message}` : "";
     throw new Error(
-      `Download of ${label} from ${url} failed: ${(error as Error).message}${why} ${hint}`,
+      redactUrls(
+        `Download of ${label} from ${shown} failed: ${(error as Error).message}${why} ${hint}`,
+      ),
     );
   }
   if (!response.ok || !response.body) {
     await response.body?.cancel();
-    throw new Error(`Download of ${label} failed: HTTP ${response.status} from ${url} ${hint}`);
+    throw new Error(`Download of ${label} failed: HTTP ${response.status} from ${shown} ${hint}`);
   }
   const total = Number(response.headers.get("content-length") ?? 0);
   let compressed: Uint8Array;
+  let lastReport = 0;
   try {
-    compressed = await readAll(response.body, (got) => {
-      const share = total ? ` (${Math.floor((got / total) * 100)}%)` : "";
-      progress(`downloading ${label}: ${(got / 1e6).toFixed(1)} MB${share}`);
+    compressed = await readCapped(response.body, {
+      cap: caps.download,
+      what: `the download of ${label}`,
+      setting: "maxDownloadMB",
+      signal,
+      onChunk: (got) => {
+        if (got - lastReport < 5e6) return;
+        lastReport = got;
+        const share = total ? ` (${Math.floor((got / total) * 100)}%)` : "";
+        progress(`downloading ${label}: ${(got / 1e6).toFixed(1)} MB${share}`);
+      },
     });
   } catch (error) {
     if (signal?.aborted) throw new Error(`Download of ${label} was cancelled`);
-    throw new Error(`Download of ${label} from ${url} failed: ${(error as Error).message} ${hint}`);
+    if ((error as Error).name === "CapExceededError") throw error;
+    throw new Error(
+      redactUrls(`Download of ${label} from ${shown} failed: ${(error as Error).message} ${hint}`),
+    );
   }
   await verifyIntegrity(compressed, pkg.integrity, label);
-  return readTar(await gunzip(compressed));
+  const archive = await gunzipCapped(compressed, {
+    cap: caps.unpacked,
+    what: `the package ${label} unpacked`,
+    setting: "maxUnpackedMB",
+    signal,
+  });
+  return readTar(archive);
 }
 
 /**
@@ -70,9 +95,10 @@ export async function publishedAt(
   registry: string,
   pkg: Pick<PinnedPackage, "name" | "version">,
   fetchFn: typeof fetch = fetch,
+  signal?: AbortSignal,
 ): Promise<Date | null> {
   try {
-    const info = await packageInfo(registry, pkg.name, fetchFn);
+    const info = await packageInfo(registry, pkg.name, fetchFn, signal);
     const time = Date.parse(info.time?.[pkg.version] ?? "");
     return Number.isNaN(time) ? null : new Date(time);
   } catch {
@@ -96,19 +122,28 @@ export async function packageInfo(
 ): Promise<PackageInfo> {
   const url = `${registry.replace(/\/+$/, "")}/${name.replace("/", "%2F")}`;
   const response = await fetchFn(url, { signal });
-  if (!response.ok) {
+  if (!response.ok || !response.body) {
     await response.body?.cancel();
-    throw new Error(`Package lookup of ${name} failed: HTTP ${response.status} from ${url}`);
+    throw new Error(
+      `Package lookup of ${name} failed: HTTP ${response.status} from ${redactUrl(url)}`,
+    );
   }
-  return await response.json() as PackageInfo;
+  const body = await readCapped(response.body, {
+    cap: DEFAULT_CAPS.feed.download,
+    what: `the registry document of ${name}`,
+    setting: "maxDownloadMB",
+    signal,
+  });
+  return JSON.parse(new TextDecoder().decode(body)) as PackageInfo;
 }
 
-/** Decompresses gzip data with the platform's DecompressionStream. */
+/** Decompresses gzip data (the tests' reader of archives; updates use gunzipCapped). */
 export async function gunzip(bytes: Uint8Array): Promise<Uint8Array> {
-  const stream = new Blob([bytes as Uint8Array<ArrayBuffer>]).stream().pipeThrough(
-    new DecompressionStream("gzip"),
-  );
-  return await readAll(stream);
+  return await gunzipCapped(bytes, {
+    cap: DEFAULT_CAPS.database.unpacked,
+    what: "gzip data",
+    setting: "maxUnpackedMB",
+  });
 }
 
 async function verifyIntegrity(bytes: Uint8Array, integrity: string, label: string) {
@@ -125,28 +160,4 @@ async function verifyIntegrity(bytes: Uint8Array, integrity: string, label: stri
       `Integrity check failed for ${label}: the download does not match ${integrity}`,
     );
   }
-}
-
-async function readAll(
-  stream: ReadableStream<Uint8Array>,
-  onChunk?: (bytesSoFar: number) => void,
-): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let length = 0;
-  let lastReport = 0;
-  for await (const chunk of stream) {
-    chunks.push(chunk);
-    length += chunk.length;
-    if (onChunk && length - lastReport >= 5e6) {
-      lastReport = length;
-      onChunk(length);
-    }
-  }
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.length;
-  }
-  return out;
 }

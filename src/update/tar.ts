@@ -39,7 +39,7 @@ export function readTar(archive: Uint8Array): TarEntry[] {
     if (type === "L") {
       longName = cString(decoder, body); // GNU long name for the next entry
     } else if (type === "x") {
-      longName = paxPath(decoder.decode(body)) ?? longName; // pax header for the next entry
+      longName = paxPath(decoder, body) ?? longName; // pax header for the next entry
     } else if (type === "0" || type === "\0") {
       const path = longName ?? (prefix ? `${prefix}/${name}` : name);
       entries.push({ path, bytes: body });
@@ -65,15 +65,18 @@ function parseOctal(field: Uint8Array, at: number, name: string): number {
   return parseInt(text, 8);
 }
 
-/** The `path` record of a pax extended header (`"<len> path=<value>\n"` records). */
-function paxPath(records: string): string | null {
+/**
+ * The `path` record of a pax extended header (`"<len> path=<value>\n"` records).
+ * `<len>` counts bytes (UTF-8), so records are cut from the bytes, then decoded.
+ */
+function paxPath(decoder: TextDecoder, records: Uint8Array): string | null {
   let at = 0;
   let path: string | null = null;
   while (at < records.length) {
-    const space = records.indexOf(" ", at);
-    const length = Number(records.slice(at, space));
+    const space = records.indexOf(0x20, at);
+    const length = Number(String.fromCharCode(...records.subarray(at, space)));
     if (space === -1 || !Number.isInteger(length) || length <= 0) break;
-    const record = records.slice(space + 1, at + length - 1);
+    const record = decoder.decode(records.subarray(space + 1, at + length - 1));
     if (record.startsWith("path=")) path = record.slice(5);
     at += length;
   }

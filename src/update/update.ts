@@ -6,22 +6,27 @@
  * (`<name>-<hash>.<ext>`), and the manifest, rewritten last by atomic rename,
  * is the single switch from the old set to the new one: a server watching it
  * never sees half an update, and an update that dies part-way changes nothing.
+ * The run holds the data directory's write lock; the installed set becomes the
+ * sources file's (a source removed or renamed leaves the manifest).
  */
 
 import {
   entryName,
   FEED_KINDS,
   type FeedKind,
+  installContent,
   type Manifest,
   type ManifestEntry,
   readManifest,
-  sha256Hex,
-  writeFileAtomic,
+  removeUnnamed,
   writeManifest,
 } from "../sources/manifest.ts";
+import { redactUrl, redactUrls } from "../sources/redact_url.ts";
 import { isFeedKind, npmTarget, type SourceSpec } from "../sources/sources_file.ts";
 import { verifyMmdb } from "../sources/verify_mmdb.ts";
-import { buildDefaultData } from "./build.ts";
+import { buildLocked } from "./build.ts";
+import { checkAborted, yieldTo } from "./limits.ts";
+import { lockDataDir } from "./lock.ts";
 import { npmSource, provenance } from "./default_sources.ts";
 import { compileFeeds, feedDatabaseType, type NamedFeed } from "./feed_compile.ts";
 import { type ParsedFeed, parseFeed } from "./feed_parse.ts";
@@ -35,6 +40,8 @@ export interface UpdateOptions extends Omit<FetchContext, "dataDir"> {
   registry: string;
   progress: Progress;
   now?: () => Date;
+  /** Wait for another writer of the data directory (default), or fail naming it. */
+  waitForLock?: boolean;
 }
 
 export interface SourceOutcome {
@@ -48,9 +55,21 @@ const FEEDS_DIR = "feeds";
 
 /** Updates every source; returns one outcome per source, in the file's order. */
 export async function runUpdate(options: UpdateOptions): Promise<SourceOutcome[]> {
+  using _lock = await lockDataDir(options.dataDir, {
+    purpose: "data update",
+    wait: options.waitForLock ?? true,
+    onWait: (holder) => options.progress(`waiting for ${holder} to finish`),
+    signal: options.signal,
+  });
+  return await updateLocked(options);
+}
+
+async function updateLocked(options: UpdateOptions): Promise<SourceOutcome[]> {
   const { dataDir, progress } = options;
   const now = options.now ?? (() => new Date());
   await Deno.mkdir(`${dataDir}/${FEEDS_DIR}`, { recursive: true });
+  const previous = await readManifest(dataDir);
+  await removeUnnamed(dataDir, null, previous ?? { sources: [] }); // a killed run's leftovers
   const outcomes = new Map<string, SourceOutcome>();
   const report = (outcome: SourceOutcome) => {
     outcomes.set(outcome.name, outcome);
@@ -59,6 +78,7 @@ export async function runUpdate(options: UpdateOptions): Promise<SourceOutcome[]
 
   // npm sources first: their builder keeps the manifest itself.
   for (const spec of options.sources.filter((s) => s.format === "npm")) {
+    if (options.signal?.aborted) break;
     try {
       report(await updateNpm(spec, options, now));
     } catch (error) {
@@ -67,6 +87,7 @@ export async function runUpdate(options: UpdateOptions): Promise<SourceOutcome[]
   }
 
   const manifest: Manifest = (await readManifest(dataDir)) ?? { sources: [] };
+  checkAborted(options.signal, "The update");
   const failures = { ...manifest.failures };
   for (const o of outcomes.values()) {
     if (o.status === "failed") failures[o.name] = { reason: o.detail, at: now().toISOString() };
@@ -89,9 +110,12 @@ export async function runUpdate(options: UpdateOptions): Promise<SourceOutcome[]
       }
       let entry: ManifestEntry;
       if (fetched.status === "database") {
-        const sha256 = await sha256Hex(fetched.bytes);
-        const file = `${FEEDS_DIR}/${spec.name}-${sha256.slice(0, 12)}.mmdb`;
-        await writeFileAtomic(`${dataDir}/${file}`, fetched.bytes);
+        const { file, sha256 } = await installContent(
+          dataDir,
+          `${FEEDS_DIR}/${spec.name}`,
+          ".mmdb",
+          fetched.bytes,
+        );
         entry = {
           ...base(spec, now),
           file,
@@ -114,9 +138,12 @@ export async function runUpdate(options: UpdateOptions): Promise<SourceOutcome[]
           }`,
         });
       } else {
-        const sha256 = await sha256Hex(fetched.raw);
-        const raw = `${FEEDS_DIR}/${spec.name}-${sha256.slice(0, 12)}.txt`;
-        await writeFileAtomic(`${dataDir}/${raw}`, fetched.raw);
+        const { file: raw, sha256 } = await installContent(
+          dataDir,
+          `${FEEDS_DIR}/${spec.name}`,
+          ".txt",
+          fetched.raw,
+        );
         const lastModified = Date.parse(fetched.lastModified ?? "");
         // The list's own date, else its server's, else the download's.
         const dataDate = fetched.feed.dataDate ??
@@ -146,27 +173,36 @@ export async function runUpdate(options: UpdateOptions): Promise<SourceOutcome[]
     }
   }
 
-  // Lists no longer in the sources file leave their kind.
+  // Sources no longer in the sources file leave the manifest (a database of an older
+  // manifest without names stands for the configured source of its kind).
   const configured = new Set(options.sources.map((s) => s.name));
+  const configuredKinds = new Set(options.sources.map((s) => s.kind));
   manifest.sources = manifest.sources.filter((e) => {
-    const keep = !isFeedKind(e.kind) || configured.has(entryName(e));
-    if (!keep) dirty.add(e.kind as FeedKind);
+    const keep = e.name === undefined && !isFeedKind(e.kind)
+      ? configuredKinds.has(e.kind)
+      : configured.has(entryName(e));
+    if (!keep) {
+      progress(`${entryName(e)}: removed (no longer in the sources file)`);
+      if (isFeedKind(e.kind)) dirty.add(e.kind);
+    }
     return keep;
   });
   for (const name of Object.keys(failures)) if (!configured.has(name)) delete failures[name];
 
   for (const kind of FEED_KINDS) {
     if (!dirty.has(kind)) continue;
+    checkAborted(options.signal, "The update");
     try {
-      await compileKind(kind, manifest, fresh, dataDir);
+      await compileKind(kind, manifest, fresh, dataDir, options.signal);
     } catch (error) {
       throw new Error(`Compiling the ${kind} feeds failed: ${message(error)}`);
     }
   }
   manifest.failures = failures;
   if (Object.keys(failures).length === 0) delete manifest.failures;
+  checkAborted(options.signal, "The update");
   await writeManifest(dataDir, manifest);
-  await removeUnused(dataDir, manifest);
+  await removeUnnamed(dataDir, previous, manifest);
   return options.sources.map((s) => outcomes.get(s.name)!).filter(Boolean);
 }
 
@@ -189,13 +225,14 @@ async function updateNpm(
     }
   }
   const source = npmSource(spec, { name: target.name, version, integrity });
-  const result = await buildDefaultData({
+  const result = await buildLocked({
     dataDir: options.dataDir,
     registry: options.registry,
     sources: [source],
     progress: (line) => options.progress(`${spec.name}: ${line}`),
     fetchFn: options.fetchFn,
     now,
+    signal: options.signal,
   });
   return result.built.length
     ? { name: spec.name, status: "updated", detail: `installed ${provenance(source)}` }
@@ -208,6 +245,7 @@ async function compileKind(
   manifest: Manifest,
   fresh: Map<string, ParsedFeed>,
   dataDir: string,
+  signal?: AbortSignal,
 ): Promise<void> {
   const entries = manifest.sources.filter((e) => e.kind === kind && e.download);
   const feeds: NamedFeed[] = [];
@@ -220,15 +258,12 @@ async function compileKind(
       feed = parseFeed(format, text, name, entry);
     }
     feeds.push({ name, feed });
+    await yieldTo(signal, `Compiling the ${kind} feeds`);
   }
   const compiled = compileFeeds(kind, feeds);
-  const install = async (bytes: Uint8Array | null, suffix: string) => {
-    if (!bytes) return null;
-    const sha256 = await sha256Hex(bytes);
-    const file = `${FEEDS_DIR}/${kind}-${sha256.slice(0, 12)}${suffix}`;
-    await writeFileAtomic(`${dataDir}/${file}`, bytes);
-    return { file, sha256 };
-  };
+  await yieldTo(signal, `Compiling the ${kind} feeds`);
+  const install = async (bytes: Uint8Array | null, suffix: ".mmdb" | ".asns.json") =>
+    bytes ? await installContent(dataDir, `${FEEDS_DIR}/${kind}`, suffix, bytes) : null;
   if (compiled.tree) checkTree(compiled.tree, feeds);
   const tree = await install(compiled.tree, ".mmdb");
   const asns = await install(compiled.asns, ".asns.json");
@@ -251,23 +286,12 @@ function checkTree(bytes: Uint8Array, feeds: NamedFeed[]): void {
   }
 }
 
-/** Deletes files in feeds/ that the manifest no longer names (and temporary leftovers). */
-async function removeUnused(dataDir: string, manifest: Manifest): Promise<void> {
-  const used = new Set(
-    manifest.sources.flatMap((e) => [e.file, e.download?.file ?? ""]),
-  );
-  for await (const item of Deno.readDir(`${dataDir}/${FEEDS_DIR}`)) {
-    const file = `${FEEDS_DIR}/${item.name}`;
-    if (item.isFile && !used.has(file)) await Deno.remove(`${dataDir}/${file}`).catch(() => {});
-  }
-}
-
 function base(spec: SourceSpec, now: () => Date) {
   return {
     name: spec.name,
     kind: spec.kind,
     format: spec.format,
-    source: spec.url,
+    source: redactUrl(spec.url),
     license: spec.license,
     attribution: spec.attribution,
     ...(spec.provider ? { provider: spec.provider } : {}),
@@ -287,6 +311,7 @@ function day(date: Date): string {
   return date.toISOString().slice(0, 10);
 }
 
+/** An error's message, with the secrets of any URL in it redacted (it goes to /status and logs). */
 function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return redactUrls(error instanceof Error ? error.message : String(error));
 }

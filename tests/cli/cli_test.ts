@@ -28,7 +28,13 @@ async function cliWith(
   const output = await new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", "main.ts", ...args],
     cwd: ROOT,
-    env: { IPINTEL_DATA_DIR: DEFAULT_DATA_DIR, NO_COLOR: "1", PORT: "0", ...env },
+    env: {
+      IPINTEL_DATA_DIR: DEFAULT_DATA_DIR,
+      IPINTEL_UPDATE_INTERVAL: "off",
+      NO_COLOR: "1",
+      PORT: "0",
+      ...env,
+    },
     stdout: "piped",
     stderr: "piped",
     signal: AbortSignal.timeout(20_000),

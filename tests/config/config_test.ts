@@ -80,7 +80,7 @@ Deno.test("loadConfig reads every variable, and a flag wins over its variable", 
     rateWindow: 3600,
     anonRateLimit: 10,
     sourcesFile: loadConfig({}).sourcesFile,
-    updateInterval: 0,
+    updateInterval: 86_400, // daily unless IPINTEL_UPDATE_INTERVAL says otherwise
     updateTimeout: 30,
     maxmindAccountId: null,
     maxmindLicenseKey: null,

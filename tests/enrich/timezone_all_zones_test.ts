@@ -10,11 +10,11 @@
 import assert from "node:assert/strict";
 import { createTimeZoneCache } from "../../src/enrich/timezone.ts";
 import { zonesInCityDatabase } from "../../src/enrich/zone_table_gen.ts";
-import { DEFAULT_DATA_DIR } from "../_helpers.ts";
+import { defaultDataFile } from "../_helpers.ts";
 import { askZoneinfo } from "./zoneinfo_oracle.ts";
 
 const cityZones = zonesInCityDatabase(
-  await Deno.readFile(`${DEFAULT_DATA_DIR}/GeoLite2-City.mmdb`),
+  await Deno.readFile(defaultDataFile("city")),
 );
 const ZONES = [...new Set([...cityZones, ...Intl.supportedValuesOf("timeZone")])].sort();
 

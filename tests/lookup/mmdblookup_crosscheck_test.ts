@@ -5,7 +5,7 @@ import { reservedRangeName } from "../../src/ip/reserved.ts";
 import { createLookup } from "../../src/lookup/lookup.ts";
 import { openDataSet } from "../../src/sources/data_set.ts";
 import { createUserAgentParser } from "../../src/ua/parse.ts";
-import { DEFAULT_DATA_DIR, FIXED_NOW } from "../_helpers.ts";
+import { DEFAULT_DATA_DIR, defaultDataFile, FIXED_NOW } from "../_helpers.ts";
 import {
   mmdblookup,
   MMDBLOOKUP_SKIP_MESSAGE,
@@ -19,8 +19,8 @@ import { seededRandom } from "../_random.ts";
 // Our lookup on the real data against libmaxminddb's mmdblookup, an independent reader,
 // for deterministic-random public addresses.
 
-const CITY_FILE = `${DEFAULT_DATA_DIR}/GeoLite2-City.mmdb`;
-const ASN_FILE = `${DEFAULT_DATA_DIR}/asn.mmdb`;
+const CITY_FILE = defaultDataFile("city");
+const ASN_FILE = defaultDataFile("asn");
 const PER_FAMILY = 150; // addresses the City database knows, per IP version
 const SEED = 0x1b2c3d4e;
 

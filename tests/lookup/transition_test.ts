@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { createLookup } from "../../src/lookup/lookup.ts";
 import { openDataSet } from "../../src/sources/data_set.ts";
 import { createUserAgentParser } from "../../src/ua/parse.ts";
-import { DEFAULT_DATA_DIR, FIXED_NOW, fixtureApp } from "../_helpers.ts";
+import { DEFAULT_DATA_DIR, defaultDataFile, FIXED_NOW, fixtureApp } from "../_helpers.ts";
 import { mmdblookup, mmdblookupAvailable } from "../_mmdblookup.ts";
 
 const app = await fixtureApp();
@@ -69,7 +69,7 @@ Deno.test({
       assert.deepEqual({ ...got, ip: "8.8.8.8" }, base, ip);
       if (mmdblookupAvailable()) {
         // GeoLite2-City, written by MaxMind, aliases these ranges itself.
-        const country = await mmdblookup(`${DEFAULT_DATA_DIR}/GeoLite2-City.mmdb`, ip, [
+        const country = await mmdblookup(defaultDataFile("city"), ip, [
           "country",
           "iso_code",
         ]);

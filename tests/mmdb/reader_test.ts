@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { parseIp } from "../../src/ip/parse.ts";
 import { openMmdb } from "../../src/mmdb/reader.ts";
 import { seededRandom } from "../_random.ts";
-import { DEFAULT_DATA_DIR } from "../_helpers.ts";
+import { defaultDataFile } from "../_helpers.ts";
 import { build, v4, v6 } from "./_fixtures.ts";
 import { mapRecord, rawMmdb } from "./_raw.ts";
 
@@ -65,8 +65,8 @@ for (const recordSize of [24, 28, 32] as const) {
 Deno.test("getBytes() agrees with get() on the real City and ASN databases", async () => {
   const random = seededRandom(7);
   const word = () => Math.floor(random() * 65536);
-  for (const file of ["GeoLite2-City.mmdb", "asn.mmdb"]) {
-    const db = openMmdb(await Deno.readFile(`${DEFAULT_DATA_DIR}/${file}`), { cacheSize: 1000 });
+  for (const file of [defaultDataFile("city"), defaultDataFile("asn")]) {
+    const db = openMmdb(await Deno.readFile(file), { cacheSize: 1000 });
     let found = 0;
     for (let i = 0; i < 5000; i++) {
       const ip = i % 2
@@ -108,7 +108,7 @@ Deno.test("6to4 and Teredo addresses read the IPv4 address they embed in any fil
   }
   assert.equal(plain.getBytes(parseIp("::1.2.3.4").bytes)?.name, "one-two-three");
   // The real GeoLite2-City aliases them itself; our walk agrees with mmdb-lib's there.
-  const city = openMmdb(await Deno.readFile(`${DEFAULT_DATA_DIR}/GeoLite2-City.mmdb`));
+  const city = openMmdb(await Deno.readFile(defaultDataFile("city")));
   for (
     const ip of ["2002:808:808::1", "2001:0:4136:e378:8000:63bf:3fff:fdd2", "2002:5102:4501::"]
   ) {

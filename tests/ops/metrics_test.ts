@@ -5,7 +5,7 @@ import { RateLimiter } from "../../src/access/rate_limiter.ts";
 import { MemoryKeyStore } from "../../src/store/keys.ts";
 import { MemoryRateCounters } from "../../src/store/rate_counts.ts";
 import { DURATION_BUCKETS } from "../../src/ops/metrics.ts";
-import { FIXED_NOW, fixtureLookup, writeFixtureDataDir } from "../_helpers.ts";
+import { FIXED_NOW, fixtureDataSet, fixtureLookup, writeFixtureDataDir } from "../_helpers.ts";
 import { openDataSet } from "../../src/sources/data_set.ts";
 import { parsePrometheus, type Sample, sampleValue, testServer } from "./_server.ts";
 import { pythonWith } from "../_python.ts";
@@ -211,5 +211,32 @@ print(json.dumps(out))
   assert.deepEqual(
     theirs.map(([name, labels, value]) => ({ name, labels, value })),
     samples,
+  );
+});
+
+Deno.test("/metrics reports each source's data date and whether each configured source is present", async () => {
+  const t = await testServer({ log: "off" });
+  const data = await fixtureDataSet();
+  t.server.install({
+    data: { ...data, absent: [{ name: "tor-exits", kind: "tor", reason: "offline" }] },
+    lookup: await fixtureLookup(),
+  });
+  const { samples } = await scrape(t);
+  const city = data.installed.find((s) => s.kind === "city")!;
+  assert.ok(city.dataDate);
+  assert.equal(
+    sampleValue(samples, "ipintel_source_data_timestamp_seconds", {
+      source: city.name,
+      kind: "city",
+    }),
+    Date.parse(city.dataDate) / 1000,
+  );
+  assert.equal(
+    sampleValue(samples, "ipintel_source_present", { source: city.name, kind: "city" }),
+    1,
+  );
+  assert.equal(
+    sampleValue(samples, "ipintel_source_present", { source: "tor-exits", kind: "tor" }),
+    0,
   );
 });

@@ -83,9 +83,8 @@ export function startFeedServer(): FeedServer {
   };
 }
 
-/** A data directory whose ASN database knows every address (so lookups are found) and nothing else. */
-export async function writeBaseDataDir(): Promise<string> {
-  const dir = await Deno.makeTempDir({ prefix: "ipintel-update-" });
+/** The base data directory's ASN database: every address in AS64500. */
+function baseAsn(): Uint8Array {
   const writer = new MmdbWriter({ databaseType: "Test-ASN", buildEpoch: 1_700_000_000 });
   writer.insertNetwork("::/0", {
     autonomous_system_number: 64500,
@@ -95,7 +94,13 @@ export async function writeBaseDataDir(): Promise<string> {
     autonomous_system_number: 64500,
     autonomous_system_organization: "Test network",
   });
-  await Deno.writeFile(`${dir}/asn.mmdb`, writer.toBytes());
+  return writer.toBytes();
+}
+
+/** A data directory whose ASN database knows every address (so lookups are found) and nothing else. */
+export async function writeBaseDataDir(): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: "ipintel-update-" });
+  await Deno.writeFile(`${dir}/asn.mmdb`, baseAsn());
   await writeManifest(dir, {
     sources: [{
       name: "test-asn",
@@ -131,21 +136,47 @@ export function feedSource(
   };
 }
 
-/** runUpdate with short timeouts and back-off, collecting progress lines. */
+/**
+ * runUpdate with short timeouts and back-off, collecting progress lines. The
+ * base directory's ASN database is in the sources too (an update installs
+ * exactly the sources file), served here; its own lines are left out.
+ */
 export async function update(
   dataDir: string,
   sources: SourceSpec[],
   more: Partial<UpdateOptions> = {},
 ) {
   const progress: string[] = [];
+  const base: SourceSpec = {
+    name: "test-asn",
+    kind: "asn",
+    format: "mmdb",
+    url: "http://base.invalid/asn.mmdb",
+    license: "test",
+    attribution: "test",
+  };
+  const fetchFn = more.fetchFn ?? fetch;
   const outcomes = await runUpdate({
     dataDir,
-    sources,
+    sources: sources.some((s) => s.kind === "asn") ? sources : [base, ...sources],
     registry: "http://127.0.0.1:9", // no npm sources in these tests
     timeoutMs: 2000,
     backoffMs: 10,
-    progress: (line) => progress.push(line),
+    progress: (line) => {
+      if (!line.startsWith(`${base.name}: `)) progress.push(line);
+    },
     ...more,
+    // The base database answers from memory, "not modified" once installed.
+    fetchFn: (input, init) => {
+      if (String(input) !== base.url) return fetchFn(input, init);
+      const headers = { etag: '"base"' };
+      const current = new Headers(init?.headers).get("if-none-match") === headers.etag;
+      return Promise.resolve(
+        current
+          ? new Response(null, { status: 304, headers })
+          : new Response(baseAsn().slice(), { headers }),
+      );
+    },
   });
-  return { outcomes, progress };
+  return { outcomes: outcomes.filter((o) => o.name !== base.name), progress };
 }

@@ -5,7 +5,7 @@ import type { AsnRecord } from "../../src/sources/records.ts";
 import { parseAsnCsv } from "../../src/update/asn_csv.ts";
 import { DEFAULT_REGISTRY, DEFAULT_SOURCES } from "../../src/update/default_sources.ts";
 import { fetchPackage } from "../../src/update/npm_package.ts";
-import { DEFAULT_DATA_DIR } from "../_helpers.ts";
+import { defaultDataFile } from "../_helpers.ts";
 import { seededRandom } from "../_random.ts";
 
 // The compiled data/asn.mmdb against the CSVs it was built from, fetched exactly as the
@@ -125,7 +125,7 @@ function owner(family: Family, extra: Row[], ip: bigint): Row | null {
 }
 
 const families = await loadSource();
-const db = openMmdb<AsnRecord>(await Deno.readFile(`${DEFAULT_DATA_DIR}/asn.mmdb`));
+const db = openMmdb<AsnRecord>(await Deno.readFile(defaultDataFile("asn")));
 const overlapping = families.map((family) => overlaps(family).flat());
 
 const expectedRecord = (row: Row | null) =>

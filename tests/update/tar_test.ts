@@ -170,3 +170,20 @@ Deno.test({
     assert.deepEqual(summary(readTar(pax)), FILES);
   },
 });
+
+Deno.test("readTar() reads non-ASCII long names from pax and GNU archives (pax lengths count bytes)", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ipintel-tar-utf8-" });
+  try {
+    // Over 100 bytes and full of multi-byte characters: pax records it, GNU a long link.
+    const path = `package/${"Zürich-東京-".repeat(8)}/données-ü.txt`;
+    await Deno.mkdir(`${dir}/${path.slice(0, path.lastIndexOf("/"))}`, { recursive: true });
+    await Deno.writeTextFile(`${dir}/${path}`, "grüße\n");
+    for (const format of ["pax", "gnu"]) {
+      const entries = readTar(await tar(dir, [`--format=${format}`, "-c"], `${format}.tar`));
+      assert.deepEqual(entries.map((e) => e.path), [path], format);
+      assert.equal(new TextDecoder().decode(entries[0]!.bytes), "grüße\n", format);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -221,7 +221,9 @@ for (const broken of BROKEN) {
       assert.match(manifest.failures?.["tor-exits"]?.reason ?? "", broken.error);
       const lookup = await lookupIn(dataDir);
       assert.equal(lookup("185.220.101.82").security.isTor, true, "still served");
-      const leftovers = [...Deno.readDirSync(dataDir)].filter((f) => f.name.startsWith("."));
+      const leftovers = [...Deno.readDirSync(dataDir)].filter((f) =>
+        f.name.startsWith(".") && f.name !== ".lock"
+      );
       assert.deepEqual(leftovers, [], "no temporary file left behind");
     });
   });
@@ -293,5 +295,58 @@ Deno.test("data update drops a list removed from the sources file", async () => 
     assert.equal(lookup("185.220.101.82").security.isTor, null, "no Tor source: unknown");
     const files = [...Deno.readDirSync(`${dataDir}/feeds`)].map((f) => f.name);
     assert.ok(!files.some((f) => f.startsWith("tor")), files.join(", "));
+  });
+});
+
+Deno.test("data update: a database source renamed (replaced) leaves the manifest, and its file goes", async () => {
+  await withServer(async (server, dataDir) => {
+    server.routes.set("/old.mmdb", { body: cityDb("GeoIP2-City") });
+    const writer = new MmdbWriter({ databaseType: "GeoIP2-City", buildEpoch: 1_760_000_000 });
+    writer.insertNetwork("81.2.69.0/24", { country: { iso_code: "IE", names: { en: "Ireland" } } });
+    server.routes.set("/new.mmdb", { body: writer.toBytes() });
+    const old = { ...feedSource(server, "old-city", "city", "/old.mmdb"), format: "mmdb" as const };
+    await update(dataDir, [old]);
+    const oldFile = entry(await manifestOf(dataDir), "old-city").file;
+    const renamed = {
+      ...feedSource(server, "new-city", "city", "/new.mmdb"),
+      format: "mmdb" as const,
+    };
+    const { progress } = await update(dataDir, [renamed]);
+    assert.ok(
+      progress.includes("old-city: removed (no longer in the sources file)"),
+      progress.join("\n"),
+    );
+    const manifest = await manifestOf(dataDir);
+    assert.deepEqual(manifest.sources.filter((e) => e.kind === "city").map((e) => e.name), [
+      "new-city",
+    ]);
+    assert.equal((await lookupIn(dataDir))("81.2.69.142").geoLocation.countryCode, "IE");
+    assert.equal(
+      await Deno.stat(`${dataDir}/${oldFile}`).catch(() => null),
+      null,
+      "old file removed",
+    );
+  });
+});
+
+Deno.test("data update refuses a download past its cap, naming the source and the cap; secrets stay out", async () => {
+  await withServer(async (server, dataDir) => {
+    server.routes.set("/big.txt", { body: "192.0.2.1\n".repeat(300_000) }); // 3 MB
+    const spec: SourceSpec = {
+      ...feedSource(server, "big", "threat", "/big.txt?token=hunter2"),
+      maxDownloadMB: 1,
+    };
+    const { outcomes } = await update(dataDir, [spec]);
+    assert.equal(outcomes[0]!.status, "failed");
+    assert.match(
+      outcomes[0]!.detail,
+      /^Refused: the download (\(Content-Length 3000000\) )?exceeds the cap of 1 MB \(set "maxDownloadMB" in the sources file to change it\)$/,
+    );
+    const text = await Deno.readTextFile(`${dataDir}/manifest.json`);
+    assert.doesNotMatch(text, /hunter2/);
+    assert.deepEqual(
+      [...Deno.readDirSync(dataDir)].filter((e) => e.name.startsWith(".download")),
+      [],
+    );
   });
 });
