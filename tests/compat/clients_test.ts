@@ -13,7 +13,7 @@ import assert from "node:assert/strict";
 import { WebServiceClient, type WebServiceError } from "@maxmind/geoip2-node";
 import { formatNetwork } from "../../src/ip/cidr.ts";
 import { parseIp } from "../../src/ip/parse.ts";
-import { DEFAULT_DATA_DIR } from "../_helpers.ts";
+import { DEFAULT_DATA_DIR, defaultDataFile } from "../_helpers.ts";
 import {
   mmdblookup,
   MMDBLOOKUP_SKIP_MESSAGE,
@@ -25,8 +25,8 @@ import { startServe } from "../_serve_process.ts";
 import { makeCertificates, trustingFetch } from "./_tls.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
-const CITY_FILE = `${DEFAULT_DATA_DIR}/GeoLite2-City.mmdb`;
-const ASN_FILE = `${DEFAULT_DATA_DIR}/asn.mmdb`;
+const CITY_FILE = defaultDataFile("city");
+const ASN_FILE = defaultDataFile("asn");
 /** Found in City and ASN (IPv4 and IPv6), one known only by its registered country, one 6to4. */
 const FOUND = ["81.2.69.142", "8.8.8.8", "2001:4860:4860::8888", "1.1.1.1", "2a02:ec0::1"];
 const RESERVED = "10.0.0.1";

@@ -53,12 +53,16 @@ function appOver(data: DataSet) {
 /** Installs `list` (each served from its fixture file or text) into `dataDir`; opens the set. */
 async function install(
   dataDir: string,
-  list: (Record<string, unknown> & { name: string; body: string; lastModified?: string })[],
+  list: (Record<string, unknown> & {
+    name: string;
+    body: string | Uint8Array;
+    lastModified?: string;
+  })[],
 ): Promise<DataSet> {
   const server = startFeedServer();
   try {
     for (const { name, body, lastModified } of list) {
-      const text = body.startsWith("file:")
+      const text = typeof body === "string" && body.startsWith("file:")
         ? await Deno.readFile(`${FIXTURES}${body.slice(5)}`)
         : body;
       server.routes.set(`/${name}`, { body: text, lastModified });
@@ -284,8 +288,15 @@ Deno.test("the operator's geofeed places its networks ahead of the City database
       "81.2.69.0/25,GB,GB-SCT,Edinburgh,EH1",
       "10.1.0.0/16,FR,,Lyon,",
     ].join("\n");
+    // An update installs exactly its sources: the fixture databases are sources too.
+    const database = async (kind: "city" | "asn") => ({
+      name: `fixture-${kind}`,
+      kind,
+      format: "mmdb",
+      body: await Deno.readFile(`${dataDir}/${kind}.mmdb`),
+    });
     const app = appOver(
-      await install(dataDir, [{
+      await install(dataDir, [await database("city"), await database("asn"), {
         name: "our-geofeed",
         kind: "location",
         format: "geofeed",
