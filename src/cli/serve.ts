@@ -2,6 +2,7 @@
 
 import type { Config } from "../config.ts";
 import { stdoutSink } from "../ops/access_log.ts";
+import { rateTableBuffer } from "../access/rate_table.ts";
 import { sharedCountsBuffer } from "../ops/metrics.ts";
 import type { DataSet } from "../sources/data_set.ts";
 import { readManifest } from "../sources/manifest.ts";
@@ -42,15 +43,18 @@ export async function runServe(config: Config): Promise<number> {
   const stop = new StopRequest();
   const writeLog = stdoutSink();
   const counts = workers > 0 ? sharedCountsBuffer(workers + 1) : undefined;
+  // One rate table for every isolate: one server admits exactly its limits.
+  const rateTable = rateTableBuffer();
   const instance = await startInstance(config, {
     writeLog,
     reusePort: workers > 0,
     sharedCounts: counts && { buffer: counts, slice: workers },
+    rateTable,
     label: workers > 0 ? `${workers + 1} workers` : undefined,
   });
   const server = instance.server;
   stop.requested.then(() => instance.markStopping());
-  const pool = counts ? new WorkerPool(config, counts, writeLog) : null;
+  const pool = counts ? new WorkerPool(config, counts, writeLog, rateTable) : null;
   pool?.failed.then((message) => {
     console.error(`ipintel: ${message}`);
     stop.request("a worker failed");

@@ -2,7 +2,7 @@
 
 import { type Context, Hono, type Next } from "hono";
 import { cors } from "hono/cors";
-import { type AccessControl, assertAllowed, type Caller } from "../access/access.ts";
+import { type AccessControl, assertAllowed, type Caller, type Charge } from "../access/access.ts";
 import type { RateDecision } from "../access/rate_limiter.ts";
 import type { Config } from "../config.ts";
 import {
@@ -132,15 +132,16 @@ export function createApp(deps: AppDeps): Hono<Env> {
     answer: () => Response,
   ): Response | Promise<Response> => {
     const caller = c.get("caller") ?? null;
-    const proceed = (decision: RateDecision | null) => {
-      if (decision) {
-        c.set("rate", decision);
-        assertAllowed(caller!, decision, cost);
+    const proceed = (charge: Charge) => {
+      if (charge.kind === "allowed" || charge.kind === "refused") {
+        c.set("rate", charge);
+        assertAllowed(caller!, charge, cost);
       }
       return answer();
     };
-    const decision = access ? access.tryCharge(caller, cost) : null;
-    return decision === undefined ? access!.charge(caller, cost).then(proceed) : proceed(decision);
+    if (!access) return answer();
+    const charge = access.tryCharge(caller, cost);
+    return charge.kind === "wait" ? access.charge(caller, cost).then(proceed) : proceed(charge);
   };
 
   // Liveness: the process answers. Readiness: the data is loaded and every check passes.
