@@ -5,6 +5,7 @@
  * counts to the KV and exits 0.
  */
 
+import { counterId } from "../../src/access/rate_limiter.ts";
 import assert from "node:assert/strict";
 import { writeFixtureDataDir } from "../_helpers.ts";
 import { readToClose, startServe, waitFor } from "../_serve_process.ts";
@@ -73,7 +74,7 @@ for (const { httpServer, workers } of MODES) {
       try {
         let counted = 0;
         for await (const entry of kv.list<number>({ prefix: ["rate"] })) {
-          if (String(entry.key[1]).startsWith("ip:127.0.0.1")) counted += Number(entry.value);
+          if (entry.key[1] === counterId("ip:127.0.0.1")) counted += Number(entry.value);
         }
         assert.equal(counted, httpServer === "node" ? 2 : 3);
       } finally {
