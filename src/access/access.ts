@@ -87,7 +87,7 @@ export class AccessControl {
       let caller = this.keyCallers.get(record);
       if (caller === undefined) {
         caller = Object.freeze({
-          id: `key:${record.id}`,
+          id: keyCallerId(record.id),
           label: "this API key",
           limit: record.limit ?? this.policy.rateLimit,
           window: record.window ?? this.policy.rateWindow,
@@ -146,6 +146,11 @@ export class AccessControl {
     }
     return bucket;
   }
+}
+
+/** The caller id of an API key: its counts are kept under it (never the key itself). */
+export function keyCallerId(keyId: string): string {
+  return `key:${keyId}`;
 }
 
 /** Throws the 429 for a refused decision; the message says when to retry, or why never. */

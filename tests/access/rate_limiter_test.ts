@@ -112,7 +112,11 @@ Deno.test("two instances on one KV share one budget", async () => {
     for (let i = 0; i < 20; i++) assert.ok((await a!.consume("k", 20, 60)).kind === "allowed");
     await a!.sync();
     const refused = await b!.consume("k", 20, 60);
-    assert.equal(refused.kind === "allowed", false, "the second instance sees what the first admitted");
+    assert.equal(
+      refused.kind === "allowed",
+      false,
+      "the second instance sees what the first admitted",
+    );
     assert.equal(refused.remaining, 0);
   } finally {
     await done();
