@@ -88,7 +88,7 @@ Deno.test("the anonymous region is capped: the least recently used caller makes 
   assert.equal(table.regions.key.evictions, 0);
 });
 
-Deno.test("a new anonymous caller is decided at once; a new key waits for its shared count", async () => {
+Deno.test("a new anonymous caller is decided at once; a new key waits for its shared count", () => {
   const limiter = new RateLimiter({ counters: new MemoryRateCounters(), now: () => T0 });
   assert.equal(limiter.tryConsume("ip:192.0.2.1", 10, 60, 1, "anonymous")?.kind, "allowed");
   assert.equal(limiter.tryConsume("key:k", 10, 60, 1, "key"), null);
