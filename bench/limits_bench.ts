@@ -104,14 +104,14 @@ async function keyedLatency(distinct: number) {
     limiter.start(SYNC_MS);
     const until = performance.now() + KEYED_SECONDS * 1000;
     let anonCharges = 0;
-    // The anonymous load: 1,000 charges per ms slice, over `distinct` callers.
+    // The anonymous load: slices of 100 charges, over `distinct` callers.
     const load = (async () => {
       let i = 0;
       while (performance.now() < until) {
-        for (let n = 0; n < 1000; n++) {
+        for (let n = 0; n < 100; n++) {
           limiter.tryConsume(anonymous(i++ % distinct), 1_000_000, 60, 1, "anonymous");
         }
-        anonCharges += 1000;
+        anonCharges += 100;
         await new Promise((resolve) => setTimeout(resolve, 0));
       }
     })();

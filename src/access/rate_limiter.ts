@@ -350,21 +350,14 @@ export class RateLimiter {
     const r = this.table.regions[name];
     const now = this.now();
     const tick = r.tick(now);
-    const items = collect(r, now, tick);
+    const { items, updates } = await collect(r, now, tick, POLICY[name].lastUse);
     if (items.length === 0) {
       if (name !== "key" || now - r.lastSuccess < HEARTBEAT_MS) return false;
       await this.counters.heartbeat();
       return true;
     }
-    const lastUse = POLICY[name].lastUse;
-    const totals = await this.counters.sync(items.map((item): CounterUpdate => ({
-      caller: hexOf(item.hash),
-      windowSeconds: item.window,
-      windowIndex: item.index,
-      add: item.add,
-      lastUsed: lastUse && item.add > 0 ? r.epoch + r.get(item.slot, F.LAST_USED) * 100 : null,
-    })));
-    apply(r, items, totals, tick, this.now());
+    const totals = await this.counters.sync(updates);
+    await apply(r, items, totals, tick, this.now());
     return true;
   }
 }
@@ -458,9 +451,12 @@ function admit(r: RateRegion, slot: number, now: number, cost: number): void {
  * RateLimit-Remaining stays near the truth). Idle callers with nothing to
  * write are freed.
  */
-function collect(r: RateRegion, now: number, tick: number): SyncItem[] {
+async function collect(r: RateRegion, now: number, tick: number, lastUse: boolean) {
   const items: SyncItem[] = [];
+  const updates: CounterUpdate[] = [];
+  let visited = 0;
   for (const slot of r.slots()) {
+    if ((++visited & YIELD_EVERY) === 0) await yieldToRequests();
     if ((r.get(slot, F.FLAGS) & OCCUPIED) === 0) continue; // no lock needed to skip empty ones
     r.lock(slot);
     try {
@@ -491,22 +487,37 @@ function collect(r: RateRegion, now: number, tick: number): SyncItem[] {
           indexes.unshift(held); // an older window, not written yet (the KV was failing)
         }
       }
+      const caller = hexOf(hash);
       for (const i of indexes) {
         const add = r.get(slot, F.INDEX + (i & 1)) === (i | 0)
           ? r.get(slot, F.PENDING + (i & 1))
           : 0;
         items.push({ slot, hash, window, index: i, add });
+        updates.push({
+          caller,
+          windowSeconds: window,
+          windowIndex: i,
+          add,
+          lastUsed: lastUse && add > 0 ? r.epoch + lastUsed * 100 : null,
+        });
       }
     } finally {
       r.unlock(slot);
     }
   }
-  return items;
+  return { items, updates };
 }
 
 /** Takes the totals a sync read into the slots whose callers still hold them. */
-function apply(r: RateRegion, items: SyncItem[], totals: number[], tick: number, now: number) {
-  for (let start = 0; start < items.length;) {
+async function apply(
+  r: RateRegion,
+  items: SyncItem[],
+  totals: number[],
+  tick: number,
+  now: number,
+) {
+  for (let start = 0, batch = 0; start < items.length;) {
+    if ((++batch & YIELD_EVERY) === 0) await yieldToRequests();
     const { slot, hash, window } = items[start]!;
     let end = start;
     while (end < items.length && items[end]!.slot === slot) end++;
@@ -540,6 +551,14 @@ function apply(r: RateRegion, items: SyncItem[], totals: number[], tick: number,
       start = end;
     }
   }
+}
+
+/** A sync of a large table lets requests in between parts of this many slots (minus one). */
+const YIELD_EVERY = 4095;
+
+/** A macrotask: requests waiting on the event loop are served before the sync goes on. */
+function yieldToRequests(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
 function hashOf(hex: string): Hash {
