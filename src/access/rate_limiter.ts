@@ -59,6 +59,12 @@ export interface RateLimiterOptions {
   onSyncError?: (error: unknown) => void;
   /** Called after each sync that reached the KV. */
   onSyncSuccess?: () => void;
+  /**
+   * False: this isolate never syncs; another isolate sharing the table does
+   * (with `IPINTEL_KV=:memory:` each isolate has a KV of its own, and only
+   * one of them may hold the server's counts). Default true.
+   */
+  syncs?: boolean;
 }
 
 const ALLOWANCE_SHARE = 0.1;
@@ -114,6 +120,7 @@ export class RateLimiter {
   private readonly keyHashes = new Map<string, Hash>();
   private timer: ReturnType<typeof setInterval> | null = null;
   private readonly running = new Set<Promise<void>>();
+  private readonly syncs: boolean;
 
   constructor(options: RateLimiterOptions) {
     this.counters = options.counters;
@@ -121,6 +128,7 @@ export class RateLimiter {
     this.table = options.table ?? new RateTable(rateTableBuffer(DEFAULT_CAPACITY, this.now()));
     this.onSyncError = options.onSyncError ?? ((error) => console.error(error));
     this.onSyncSuccess = options.onSyncSuccess ?? (() => {});
+    this.syncs = options.syncs ?? true;
   }
 
   /**
@@ -203,6 +211,7 @@ export class RateLimiter {
    * runs (in any isolate of the server) waits for it, then runs its own.
    */
   async sync(): Promise<void> {
+    if (!this.syncs) return;
     for (const name of REGIONS) {
       const r = this.table.regions[name];
       for (;;) {
@@ -221,7 +230,7 @@ export class RateLimiter {
    * (by any isolate of the server) is that old. No timer keeps the process alive.
    */
   start(intervalMs: number): void {
-    if (this.timer !== null) return;
+    if (this.timer !== null || !this.syncs) return;
     const timer = setInterval(() => {
       for (const name of REGIONS) {
         const r = this.table.regions[name];
@@ -322,7 +331,9 @@ export class RateLimiter {
   private async syncSoon(region: RegionName, timeoutMs: number): Promise<void> {
     const r = this.table.regions[region];
     const generation = r.generation;
-    if (!r.tryLockSync(this.now(), STALE_SYNC_MS)) return await r.waitSync(generation, timeoutMs);
+    if (!this.syncs || !r.tryLockSync(this.now(), STALE_SYNC_MS)) {
+      return await r.waitSync(generation, timeoutMs);
+    }
     const work = this.runSync(region).catch(() => {});
     this.track(work);
     let timer: ReturnType<typeof setTimeout> | undefined;

@@ -32,7 +32,7 @@ export interface ServerAccess {
  */
 export async function startAccess(
   kv: Deno.Kv,
-  config: Pick<Config, "auth" | "rateLimit" | "rateWindow" | "anonRateLimit">,
+  config: Pick<Config, "auth" | "kv" | "rateLimit" | "rateWindow" | "anonRateLimit">,
   announce = true,
   table?: SharedArrayBuffer,
 ): Promise<ServerAccess> {
@@ -44,6 +44,8 @@ export async function startAccess(
     table: table && new RateTable(table),
     onSyncError: syncLog.failure,
     onSyncSuccess: syncLog.success,
+    // An in-memory KV is the isolate's own: only the main isolate (it announces) holds the counts.
+    syncs: announce || config.kv !== ":memory:",
   });
   limiter.start(RATE_SYNC_MS);
   const access = new AccessControl(config, keys, limiter);

@@ -159,3 +159,22 @@ Deno.test("two servers of two workers on one KV stay within N × (10% of the lim
     await Deno.remove(dataDir, { recursive: true });
   }
 });
+
+Deno.test("with a KV in memory (one per isolate), the workers still share one exact count", async () => {
+  const dataDir = await writeFixtureDataDir();
+  const server = await serve(dataDir, ":memory:", 4);
+  try {
+    // Spread over several syncs (every 250 ms): each isolate's own KV must not undo the count.
+    const answers: Answer[] = [];
+    for (let i = 0; i < 12; i++) {
+      const pair = await burst(server.port, null, 2);
+      checkHeaders(pair, 2);
+      answers.push(...pair);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    assert.equal(admittedUnits(answers), 2);
+  } finally {
+    await server.stop();
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
