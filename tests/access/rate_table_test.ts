@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { AccessControl, FLOOD_48, FLOOD_56 } from "../../src/access/access.ts";
 import { KeyTable } from "../../src/access/key_table.ts";
-import { type RateDecision, RateLimiter } from "../../src/access/rate_limiter.ts";
+import { type RateDecision, RateLimiter, SYNC_WAIT_MS } from "../../src/access/rate_limiter.ts";
 import { RateTable, rateTableBuffer, SLOT_BYTES } from "../../src/access/rate_table.ts";
 import { MemoryKeyStore } from "../../src/store/keys.ts";
 import { type CounterUpdate, MemoryRateCounters } from "../../src/store/rate_counts.ts";
@@ -149,4 +149,36 @@ Deno.test("the KV failing: local limits, no waiting, the failure reported, count
   assert.equal(limiter.syncProblem(5000), null);
   const other = new RateLimiter({ counters: inner, now: () => T0 });
   assert.equal((await other.consume("key:a", 5, 60)).kind, "refused", "the counts reached the KV");
+});
+
+Deno.test("a sync that hangs: requests stop waiting after SYNC_WAIT_MS, readiness fails past the age", async () => {
+  const clock = { ms: T0 };
+  const hung = Promise.withResolvers<number[]>();
+  let hang = false;
+  const inner = new MemoryRateCounters();
+  const counters = {
+    sync: (updates: readonly CounterUpdate[]) => hang ? hung.promise : inner.sync(updates),
+    heartbeat: () => hang ? hung.promise.then(() => {}) : Promise.resolve(),
+  };
+  const limiter = new RateLimiter({ counters, now: () => clock.ms });
+  await limiter.sync(); // a heartbeat: the KV took a write
+  assert.equal(limiter.syncProblem(5000), null);
+  hang = true;
+  const started = Date.now();
+  // A new key waits for its count; the sync it starts hangs: it is decided locally after the wait.
+  const decision = await limiter.consume("key:k", 3, 60);
+  const waited = Date.now() - started;
+  assert.equal(decision.kind, "allowed");
+  assert.ok(waited >= SYNC_WAIT_MS - 50 && waited < SYNC_WAIT_MS + 2000, `waited ${waited} ms`);
+  clock.ms += SYNC_WAIT_MS + 1; // the sync has been under way longer than a request may wait
+  const quick = Date.now();
+  for (let i = 0; i < 4; i++) await limiter.consume("key:other", 2, 60);
+  assert.ok(Date.now() - quick < 500, "no more waiting while the sync hangs");
+  assert.equal(limiter.syncProblem(5000), null, "within the stated age");
+  clock.ms += 5000;
+  assert.match(limiter.syncProblem(5000) ?? "", /rate counts not written for 6 s/);
+  hang = false;
+  hung.resolve([0, 0]);
+  await limiter.sync();
+  assert.equal(limiter.syncProblem(5000), null, "ready again after a write");
 });
