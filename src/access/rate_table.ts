@@ -65,8 +65,20 @@ export const DEFAULT_CAPACITY: Readonly<Record<RegionName, number>> = {
   anonymous: 131_072,
 };
 
-/** A spin on a slot lock longer than this means its holder died (a terminated worker): take it. */
-const STALE_LOCK_MS = 200;
+/**
+ * A spin on a lock longer than this means its holder died (a worker terminated
+ * while holding it, at shutdown): take it. A live holder keeps it for microseconds.
+ */
+const STALE_LOCK_MS = 2000;
+
+/** Takes the spin lock at `i32[at]` (0: free, 1: held). */
+function spinLock(i32: Int32Array, at: number): void {
+  if (Atomics.compareExchange(i32, at, 0, 1) === 0) return;
+  const start = Date.now();
+  while (Atomics.compareExchange(i32, at, 0, 1) !== 0) {
+    if (Date.now() - start > STALE_LOCK_MS) return; // its holder is gone
+  }
+}
 
 /** One region: its header and its slots. */
 export class RateRegion {
@@ -111,13 +123,7 @@ export class RateRegion {
   }
 
   lock(slot: number): void {
-    const i32 = this.i32;
-    const at = slot + LOCK;
-    if (Atomics.compareExchange(i32, at, 0, 1) === 0) return;
-    const start = Date.now();
-    while (Atomics.compareExchange(i32, at, 0, 1) !== 0) {
-      if (Date.now() - start > STALE_LOCK_MS) return; // its holder is gone
-    }
+    spinLock(this.i32, slot + LOCK);
   }
 
   unlock(slot: number): void {
@@ -225,7 +231,7 @@ export class RateRegion {
   /** Places a new caller (under the region's insert lock, so one caller never gets two slots). */
   private insert(lo: number, hi: number, window: number, flags: number): number {
     const i32 = this.i32;
-    while (Atomics.compareExchange(i32, INSERT_LOCK, 0, 1) !== 0) { /* spin: a few µs */ }
+    spinLock(i32, INSERT_LOCK);
     try {
       if (this.find(lo, hi, window) >= 0) return -1; // another isolate placed it: look again
       let index = (lo >>> 0) % this.capacity;
