@@ -13,7 +13,14 @@
  *    the same load from one anonymous caller (same rate, same work per
  *    request, only the number of distinct callers differs). p50 / p99 / max.
  *
- * Run: `deno task bench:limits`. BENCH_KEYED_SECONDS (10) per keyed run.
+ * 3. The same over HTTP: a real server (default workers, a KV file, auth
+ *    optional, keyless callers told apart by X-Forwarded-For from a trusted
+ *    proxy, each from its own /48 so none is grouped), 16 keyless clients
+ *    cycling through 100,000 callers (after one full cycle: all of them
+ *    active) or one caller, and one keyed client in a loop: its p50 / p99.
+ *
+ * Run: `deno task bench:limits`. BENCH_KEYED_SECONDS (10) per keyed run,
+ * BENCH_HTTP_SECONDS (15) of keyed requests per HTTP run (after the warm-up cycle).
  * The machine is shared: read the two keyed runs as a pair.
  *
  * @module
@@ -21,10 +28,15 @@
 
 import { RateLimiter } from "../src/access/rate_limiter.ts";
 import { DEFAULT_CAPACITY, RateTable, rateTableBuffer } from "../src/access/rate_table.ts";
+import { KvKeyStore } from "../src/store/keys.ts";
 import { type CounterUpdate, KvRateCounters } from "../src/store/rate_counts.ts";
-import { envInt, median } from "./_serve.ts";
+import { envInt, median, startServer } from "./_serve.ts";
 
 const KEYED_SECONDS = envInt("BENCH_KEYED_SECONDS", 10);
+const HTTP_SECONDS = envInt("BENCH_HTTP_SECONDS", 15);
+const HTTP_CALLERS = envInt("BENCH_HTTP_CALLERS", 100_000);
+/** Which parts to run (BENCH_PARTS=1,2,3). */
+const PARTS = (Deno.env.get("BENCH_PARTS") ?? "1,2,3").split(",");
 const SYNC_MS = 250;
 
 /** KV counters that time every sync. */
@@ -149,31 +161,120 @@ console.log(
     (rateTableBuffer().byteLength / 2 ** 20).toFixed(1)
   } MB, fixed); sync every ${SYNC_MS} ms; KV: a local file. The machine is shared.`,
 );
-console.log(
-  "\n| anonymous callers | charging, s | syncs | sync median / max, ms | largest sync, counters | last sync, ms | table, MB | RSS growth, MB | evicted |",
-);
-console.log("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
-for (const count of [10_000, 1_000_000]) {
-  const r = await manyCallers(count);
+if (PARTS.includes("1")) {
   console.log(
-    `| ${r.count.toLocaleString("en")} | ${r.chargeSeconds.toFixed(1)} | ${r.syncs} | ${
-      r.medianMs.toFixed(0)
-    } / ${r.maxMs.toFixed(0)} | ${r.maxUpdates} | ${r.lastMs.toFixed(0)} | ${
-      r.tableMb.toFixed(1)
-    } | ${r.rssGrowthMb.toFixed(0)} | ${r.evicted.toLocaleString("en")} |`,
+    "\n| anonymous callers | charging, s | syncs | sync median / max, ms | largest sync, counters | last sync, ms | table, MB | RSS growth, MB | evicted |",
   );
+  console.log("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+  for (const count of [10_000, 1_000_000]) {
+    const r = await manyCallers(count);
+    console.log(
+      `| ${r.count.toLocaleString("en")} | ${r.chargeSeconds.toFixed(1)} | ${r.syncs} | ${
+        r.medianMs.toFixed(0)
+      } / ${r.maxMs.toFixed(0)} | ${r.maxUpdates} | ${r.lastMs.toFixed(0)} | ${
+        r.tableMb.toFixed(1)
+      } | ${r.rssGrowthMb.toFixed(0)} | ${r.evicted.toLocaleString("en")} |`,
+    );
+  }
+}
+if (PARTS.includes("2")) {
+  console.log(`\nKeyed charge latency, ${KEYED_SECONDS} s per run, one charge per ms:`);
+  console.log(
+    "| anonymous callers in the load | anonymous charges/s | keyed p50 / p99 / max, ms | syncs |",
+  );
+  console.log("| ---: | ---: | ---: | ---: |");
+  for (const distinct of [1, 100_000]) {
+    const r = await keyedLatency(distinct);
+    console.log(
+      `| ${r.distinct.toLocaleString("en")} | ${
+        Math.round(r.anonPerSecond).toLocaleString("en")
+      } | ${r.p50.toFixed(2)} / ${r.p99.toFixed(2)} / ${r.max.toFixed(1)} | ${r.syncs} |`,
+    );
+  }
 }
 
-console.log(`\nKeyed charge latency, ${KEYED_SECONDS} s per run, one charge per ms:`);
-console.log(
-  "| anonymous callers in the load | anonymous charges/s | keyed p50 / p99 / max, ms | syncs |",
-);
-console.log("| ---: | ---: | ---: | ---: |");
-for (const distinct of [1, 100_000]) {
-  const r = await keyedLatency(distinct);
+/** Part 3: a keyed client's latency over HTTP while 16 keyless clients cycle through `distinct` callers. */
+async function keyedOverHttp(distinct: number) {
+  const dir = await Deno.makeTempDir({ prefix: "ipintel-limits-http-" });
+  const kvPath = `${dir}/rate.kv`;
+  const kv = await Deno.openKv(kvPath);
+  const { key } = await new KvKeyStore(kv).create({ name: "bench", limit: 1_000_000_000 });
+  kv.close();
+  const server = await startServer(dir, [
+    "--kv",
+    kvPath,
+    "--auth",
+    "optional",
+    "--anon-rate-limit",
+    "1000000000",
+    "--trusted-proxies",
+    "127.0.0.1/32",
+    "--log",
+    "off",
+  ]);
+  try {
+    const url = `http://127.0.0.1:${server.port}/ip/8.8.8.8`;
+    let sent = 0;
+    let stop = false;
+    // Each keyless caller from its own /48: 2001:h:l::/48.
+    const address = (i: number) =>
+      `2001:${(i >>> 16).toString(16)}:${(i & 0xffff).toString(16)}::1`;
+    const clients = Array.from({ length: 16 }, async () => {
+      while (!stop) {
+        const i = sent++ % distinct;
+        const response = await fetch(url, { headers: { "x-forwarded-for": address(i) } });
+        await response.arrayBuffer();
+        if (response.status !== 200) throw new Error(`keyless: ${response.status}`);
+      }
+    });
+    // Warm-up: one full cycle of the 100,000 callers' worth of requests (the same for one caller).
+    const warmStart = performance.now();
+    while (sent < HTTP_CALLERS) await new Promise((resolve) => setTimeout(resolve, 100));
+    const warmSeconds = (performance.now() - warmStart) / 1000;
+    const latencies: number[] = [];
+    const sentBefore = sent;
+    const until = performance.now() + HTTP_SECONDS * 1000;
+    while (performance.now() < until) {
+      const start = performance.now();
+      const response = await fetch(url, { headers: { "x-api-key": key } });
+      await response.arrayBuffer();
+      if (response.status !== 200) throw new Error(`keyed: ${response.status}`);
+      latencies.push(performance.now() - start);
+    }
+    const keylessPerSecond = (sent - sentBefore) / HTTP_SECONDS;
+    stop = true;
+    await Promise.all(clients);
+    latencies.sort((a, b) => a - b);
+    return {
+      distinct,
+      warmSeconds,
+      keylessPerSecond,
+      probes: latencies.length,
+      p50: percentile(latencies, 0.5),
+      p99: percentile(latencies, 0.99),
+    };
+  } finally {
+    await server.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+if (PARTS.includes("3")) {
   console.log(
-    `| ${r.distinct.toLocaleString("en")} | ${Math.round(r.anonPerSecond).toLocaleString("en")} | ${
-      r.p50.toFixed(2)
-    } / ${r.p99.toFixed(2)} / ${r.max.toFixed(1)} | ${r.syncs} |`,
+    `\nOver HTTP (default workers, wrk not used: 16 keyless fetch clients + 1 keyed client, ${HTTP_SECONDS} s after a warm-up of ${
+      HTTP_CALLERS.toLocaleString("en")
+    } keyless requests):`,
   );
+  console.log(
+    "| keyless callers | warm-up, s | keyless requests/s | keyed requests | keyed p50 / p99, ms |",
+  );
+  console.log("| ---: | ---: | ---: | ---: | ---: |");
+  for (const distinct of [1, HTTP_CALLERS]) {
+    const r = await keyedOverHttp(distinct);
+    console.log(
+      `| ${r.distinct.toLocaleString("en")} | ${r.warmSeconds.toFixed(0)} | ${
+        Math.round(r.keylessPerSecond)
+      } | ${r.probes} | ${r.p50.toFixed(2)} / ${r.p99.toFixed(2)} |`,
+    );
+  }
 }
