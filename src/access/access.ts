@@ -31,7 +31,7 @@ export interface AccessPolicy {
  */
 export type Charge = RateDecision | { readonly kind: "unlimited" } | { readonly kind: "wait" };
 
-const UNLIMITED: Charge = Object.freeze({ kind: "unlimited" });
+const UNLIMITED = Object.freeze({ kind: "unlimited" } as const);
 const WAIT: Charge = Object.freeze({ kind: "wait" });
 
 /**
@@ -123,7 +123,7 @@ export class AccessControl {
    * `wait`). A bulk or a stream charges each part as it goes: every call
    * is admitted whole or refused whole.
    */
-  async charge(caller: Caller | null, cost: number): Promise<Charge> {
+  async charge(caller: Caller | null, cost: number): Promise<Exclude<Charge, { kind: "wait" }>> {
     if (!caller || caller.limit === 0) return UNLIMITED;
     const { id, limit, window, region } = caller;
     return await this.limiter.consume(id, limit, window, cost, region);
