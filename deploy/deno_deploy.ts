@@ -21,8 +21,7 @@ import { loadConfig } from "../src/config.ts";
 const config = loadConfig(Deno.env.toObject());
 // IPINTEL_KV still wins when set (e.g. a KV Connect URL, or :memory: in a test).
 const kv = config.kv === null ? await Deno.openKv() : await Deno.openKv(config.kv);
-const logError = (error: unknown) => console.error(error);
-const { access } = await startAccess(kv, config, logError);
+const { access, readiness } = await startAccess(kv, config);
 
 let loadError: Error | null = null;
 const server = createServer({
@@ -30,6 +29,7 @@ const server = createServer({
   access,
   checks: [
     kvReadinessCheck(kv),
+    readiness,
     { name: "data", check: () => loadError ? Promise.reject(loadError) : Promise.resolve() },
   ],
   // Deploy collects console output line by line, and may stop an isolate at any time.

@@ -7,7 +7,7 @@
 import { RateLimitedError, UnauthorizedError } from "../errors.ts";
 import { parseIp } from "../ip/parse.ts";
 import type { KeyTable } from "./key_table.ts";
-import type { RateDecision, RateLimiter } from "./rate_limiter.ts";
+import type { RateDecision, RateLimiter, RegionName } from "./rate_limiter.ts";
 
 /** `auto`: `required` once any key exists, `off` while none does. */
 export type AuthSetting = "required" | "optional" | "off" | "auto";
@@ -23,6 +23,25 @@ export interface AccessPolicy {
   anonRateLimit: number;
 }
 
+/**
+ * What charging a caller gives: `unlimited` (no caller, or a limit of 0: no
+ * RateLimit headers), a decision (`allowed` or `refused`, with what the
+ * headers say), or `wait` (only from {@link AccessControl.tryCharge}: the
+ * shared count must be read first; nothing was charged).
+ */
+export type Charge = RateDecision | { readonly kind: "unlimited" } | { readonly kind: "wait" };
+
+const UNLIMITED = Object.freeze({ kind: "unlimited" } as const);
+const WAIT: Charge = Object.freeze({ kind: "wait" });
+
+/**
+ * A flood from one IPv6 prefix is grouped coarsely: once FLOOD_56 distinct /64s
+ * of one /56 were seen in a window, that /56 is one caller; once FLOOD_48 of one
+ * /48, that /48 is. The tallies are this server's (src/access/rate_table.ts).
+ */
+export const FLOOD_56 = 16;
+export const FLOOD_48 = 64;
+
 /** Whose budget a request is charged to. */
 export interface Caller {
   /** `key:<id>` or `ip:<address or /64>`; never the key itself. */
@@ -31,6 +50,8 @@ export interface Caller {
   label: string;
   limit: number;
   window: number;
+  /** Which part of the rate table holds its counts. */
+  region: RegionName;
 }
 
 const UNAUTHORIZED_MESSAGE =
@@ -48,7 +69,7 @@ export class AccessControl {
   /** The mode in force now (with `auto`, it follows the key table). */
   mode(): AuthMode {
     if (this.policy.auth !== "auto") return this.policy.auth;
-    return this.keys.size > 0 ? "required" : "off";
+    return this.keys.everUsed ? "required" : "off";
   }
 
   /**
@@ -66,10 +87,11 @@ export class AccessControl {
       let caller = this.keyCallers.get(record);
       if (caller === undefined) {
         caller = Object.freeze({
-          id: `key:${record.id}`,
+          id: keyCallerId(record.id),
           label: "this API key",
           limit: record.limit ?? this.policy.rateLimit,
           window: record.window ?? this.policy.rateWindow,
+          region: "key",
         });
         this.keyCallers.set(record, caller);
       }
@@ -77,33 +99,63 @@ export class AccessControl {
     }
     if (mode === "required") throw new UnauthorizedError(UNAUTHORIZED_MESSAGE);
     return {
-      id: `ip:${anonymousBucket(clientAddress())}`,
+      id: `ip:${this.anonymousCaller(clientAddress())}`,
       label: "keyless callers from your address",
       limit: this.policy.anonRateLimit,
       window: this.policy.rateWindow,
+      region: "anonymous",
     };
   }
 
   /**
-   * Charges `cost` units from memory alone: the decision (null when the caller
-   * is unlimited), or `undefined` when the shared count must be read first
-   * (then use {@link charge}). Nothing is counted in that case.
+   * Charges `cost` units now from this server's counts: the decision, or
+   * `wait` when the shared count must be read first (then use {@link charge};
+   * nothing is counted in that case).
    */
-  tryCharge(caller: Caller | null, cost: number): RateDecision | null | undefined {
-    if (!caller || caller.limit === 0) return null;
-    return this.limiter.tryConsume(caller.id, caller.limit, caller.window, cost) ?? undefined;
+  tryCharge(caller: Caller | null, cost: number): Charge {
+    if (!caller || caller.limit === 0) return UNLIMITED;
+    const { id, limit, window, region } = caller;
+    return this.limiter.tryConsume(id, limit, window, cost, region) ?? WAIT;
   }
 
-  /** Charges `cost` units, reading the shared count when needed. */
-  async charge(caller: Caller | null, cost: number): Promise<RateDecision | null> {
-    if (!caller || caller.limit === 0) return null;
-    return await this.limiter.consume(caller.id, caller.limit, caller.window, cost);
+  /**
+   * Charges `cost` units now, reading the shared count when needed (never
+   * `wait`). A bulk or a stream charges each part as it goes: every call
+   * is admitted whole or refused whole.
+   */
+  async charge(caller: Caller | null, cost: number): Promise<Exclude<Charge, { kind: "wait" }>> {
+    if (!caller || caller.limit === 0) return UNLIMITED;
+    const { id, limit, window, region } = caller;
+    return await this.limiter.consume(id, limit, window, cost, region);
   }
+
+  /** The bucket of a keyless client: its address, its /64, or a coarser prefix that floods. */
+  private anonymousCaller(address: string): string {
+    const bucket = anonymousBucket(address);
+    if (!bucket.endsWith("::/64")) return bucket;
+    const window = this.policy.rateWindow;
+    const groups = bucket.slice(0, -5).split(":");
+    const p48 = `${groups.slice(0, 3).join(":")}::/48`;
+    if (this.limiter.usage(`new64:${p48}`, window) >= FLOOD_48) return p48;
+    const third = parseInt(groups[3]!, 16) & 0xff00;
+    const p56 = `${groups.slice(0, 3).join(":")}:${third.toString(16)}::/56`;
+    if (this.limiter.usage(`new64:${p56}`, window) >= FLOOD_56) return p56;
+    if (!this.limiter.has(`ip:${bucket}`, window)) {
+      this.limiter.tally(`new64:${p56}`, window);
+      this.limiter.tally(`new64:${p48}`, window);
+    }
+    return bucket;
+  }
+}
+
+/** The caller id of an API key: its counts are kept under it (never the key itself). */
+export function keyCallerId(keyId: string): string {
+  return `key:${keyId}`;
 }
 
 /** Throws the 429 for a refused decision; the message says when to retry, or why never. */
 export function assertAllowed(caller: Caller, decision: RateDecision, cost: number): void {
-  if (decision.allowed) return;
+  if (decision.kind === "allowed") return;
   const rate = `${caller.limit} requests per ${caller.window} s`;
   if (!Number.isFinite(decision.retryAfterSeconds)) {
     throw new RateLimitedError(

@@ -36,15 +36,35 @@ export class KeyTable {
     return record && hashesEqual(record.hash, hash) ? record : null;
   }
 
-  /** Keys ever created, revoked ones included (a revoked key still means keys are in use). */
+  /** Keys in the store, revoked ones included. */
   get size(): number {
     return this.total;
   }
 
-  /** Polls every `intervalMs` (no timer keeps the process alive); calls `onChange` after a change. */
-  start(intervalMs: number, onError: (error: unknown) => void, onChange = () => {}): void {
+  /**
+   * Whether a key was ever created in this store (revoked and deleted ones
+   * included): deleting the last key must not turn `IPINTEL_AUTH=auto` off.
+   */
+  get everUsed(): boolean {
+    return this.total > 0 || (this.version !== null && this.version !== "0");
+  }
+
+  /**
+   * Polls every `intervalMs` (no timer keeps the process alive); calls
+   * `onChange` after a change, `onSuccess` after each poll that worked.
+   */
+  start(
+    intervalMs: number,
+    onError: (error: unknown) => void,
+    onChange = () => {},
+    onSuccess = () => {},
+  ): void {
     if (this.timer !== null) return;
-    const poll = () => this.refresh().then((changed) => changed && onChange()).catch(onError);
+    const poll = () =>
+      this.refresh().then((changed) => {
+        onSuccess();
+        if (changed) onChange();
+      }).catch(onError);
     const timer = setInterval(poll, intervalMs);
     Deno.unrefTimer(timer);
     this.timer = timer;

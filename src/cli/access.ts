@@ -3,44 +3,69 @@
 import { AccessControl, type AuthMode } from "../access/access.ts";
 import { KeyTable } from "../access/key_table.ts";
 import { RateLimiter } from "../access/rate_limiter.ts";
+import { RateTable } from "../access/rate_table.ts";
 import { type Config, ConfigError } from "../config.ts";
+import type { ReadinessCheck } from "../ops/readiness.ts";
+import { throttledLog } from "../ops/throttled_log.ts";
 import { KvKeyStore } from "../store/keys.ts";
 import { KvRateCounters } from "../store/rate_counts.ts";
 
 /** How often servers look for key changes and share their counts (see the README's bound). */
 const KEY_POLL_MS = 1000;
 const RATE_SYNC_MS = 250;
+/** `/ready` fails when the rate counts have not reached the KV for this long (README, Readiness). */
+export const RATE_SYNC_MAX_AGE_MS = 5000;
 
 export interface ServerAccess {
   access: AccessControl;
+  /** Not ready while the rate counts do not reach the KV. */
+  readiness: ReadinessCheck;
   /** Writes pending counts and stops the background work (the KV stays open). */
   close(): Promise<void>;
 }
 
 /**
- * Loads the keys, starts polling and syncing; errors in the background go to
- * `logError`. With `announce`, says when the first key turns auth on (one
- * isolate of a server with workers does).
+ * Loads the keys, starts polling and syncing. Failures in the background are
+ * logged once per interval with a count. `table` is the server's shared rate
+ * table (every isolate of a server passes the same buffer). With `announce`,
+ * says when the first key turns auth on (one isolate of a server with workers does).
  */
 export async function startAccess(
   kv: Deno.Kv,
-  config: Pick<Config, "auth" | "rateLimit" | "rateWindow" | "anonRateLimit">,
-  logError: (error: unknown) => void,
+  config: Pick<Config, "auth" | "kv" | "rateLimit" | "rateWindow" | "anonRateLimit">,
   announce = true,
+  table?: SharedArrayBuffer,
 ): Promise<ServerAccess> {
   const keys = new KeyTable(new KvKeyStore(kv));
   await keys.refresh();
-  const limiter = new RateLimiter({ counters: new KvRateCounters(kv), onSyncError: logError });
+  const syncLog = throttledLog("writing rate counts to the KV");
+  const limiter = new RateLimiter({
+    counters: new KvRateCounters(kv),
+    table: table && new RateTable(table),
+    onSyncError: syncLog.failure,
+    onSyncSuccess: syncLog.success,
+    // An in-memory KV is the isolate's own: only the main isolate (it announces) holds the counts.
+    syncs: announce || config.kv !== ":memory:",
+  });
   limiter.start(RATE_SYNC_MS);
   const access = new AccessControl(config, keys, limiter);
   let mode = access.mode();
-  keys.start(KEY_POLL_MS, logError, () => {
+  const keyLog = throttledLog("reading API keys from the KV");
+  keys.start(KEY_POLL_MS, keyLog.failure, () => {
     // With IPINTEL_AUTH unset, the first key created turns auth on: say so.
     if (access.mode() !== mode && announce) console.error(`ipintel: auth now ${access.mode()}`);
     mode = access.mode();
-  });
+  }, keyLog.success);
+  const readiness: ReadinessCheck = {
+    name: "Deno KV",
+    check: () => {
+      const problem = config.auth === "off" ? null : limiter.syncProblem(RATE_SYNC_MAX_AGE_MS);
+      return problem === null ? Promise.resolve() : Promise.reject(new Error(problem));
+    },
+  };
   return {
     access,
+    readiness,
     close: async () => {
       keys.stop();
       await limiter.close();

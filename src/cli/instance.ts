@@ -34,6 +34,8 @@ export interface InstanceOptions {
   writeLog: (text: string) => void;
   /** Counts shared with the server's other workers. */
   sharedCounts?: SharedCounts;
+  /** The server's rate table (src/access/rate_table.ts), shared by all its isolates. */
+  rateTable?: SharedArrayBuffer;
   /** Share the port with the other workers (Deno.serve's reusePort). */
   reusePort?: boolean;
   /** Listen here instead of the configured port (the port worker 0 got for port 0). */
@@ -51,7 +53,12 @@ export async function startInstance(config: Config, options: InstanceOptions): P
   const tls = await readTlsPair(config);
   const kv = await openKv(config);
   const announce = options.announce ?? true;
-  const { access, close: closeAccess } = await startAccess(kv, config, logError, announce);
+  const { access, readiness, close: closeAccess } = await startAccess(
+    kv,
+    config,
+    announce,
+    options.rateTable,
+  );
   /** Start-up failed after the KV opened: close what was started, then throw. */
   const abandon = async (error: unknown): Promise<never> => {
     await closeAccess();
@@ -74,6 +81,7 @@ export async function startInstance(config: Config, options: InstanceOptions): P
     access,
     checks: [
       kvReadinessCheck(kv),
+      readiness,
       {
         name: "shutdown",
         check: () =>

@@ -1,13 +1,17 @@
-/** `ipintel keys create|list|revoke|rotate`: manages API keys in the KV the server uses. */
+/** `ipintel keys create|list|set|revoke|rotate|delete`: manages API keys in the KV the server uses. */
 
+import { keyCallerId } from "../access/access.ts";
+import { counterId, slidingUsage } from "../access/rate_limiter.ts";
 import { type Config, ConfigError, UsageError } from "../config.ts";
 import {
+  ActiveKeyError,
   type ApiKeyRecord,
   type IssuedKey,
   type KeyStore,
   KvKeyStore,
   UnknownKeyError,
 } from "../store/keys.ts";
+import { KvRateCounters } from "../store/rate_counts.ts";
 import { type Command, defineCommand } from "./command.ts";
 import { kvLocation, openKv } from "./kv.ts";
 
@@ -52,23 +56,72 @@ export const keysCommand: Command = {
         }),
     }),
     list: defineCommand({
-      summary: "List the keys (never the keys themselves)",
+      summary: "List the keys with their use now and their last use (never the keys themselves)",
       flags: JSON_FLAG,
+      details:
+        "Use is the sliding-window count the servers share in the KV (at most 0.25 s behind).",
       run: ({ config, flags }) =>
-        withStore(config, async (store) => {
+        withStore(config, async (store, _where, kv) => {
           const records = await store.list();
+          const uses = await Promise.all(records.map((r) => useOf(kv, r, config)));
           if (flags.json) {
-            for (const record of records) console.log(JSON.stringify(publicView(record)));
-          } else if (records.length === 0) {
+            records.forEach((record, i) =>
+              console.log(JSON.stringify({ ...publicView(record), ...uses[i] }))
+            );
+            return;
+          }
+          if (records.length === 0) {
             console.log("No API keys yet: create one with keys create --name <name>");
           }
-          if (flags.json) return;
-          for (const r of records) {
+          records.forEach((r, i) => {
             const state = r.revoked ? "revoked" : "active";
+            const { used, limit, window, lastUsed } = uses[i]!;
+            const use = `used ${used}${limit === 0 ? "" : ` of ${limit}`} in ${window} s`;
             console.log(
-              `${r.id}  ${state.padEnd(7)}  ${limitText(r)}  created ${r.created}  ${r.name}`,
+              `${r.id}  ${state.padEnd(7)}  ${limitText(r)}  ${use}  last used ${
+                lastUsed ?? "never"
+              }  created ${r.created}  ${r.name}`,
             );
+          });
+        }),
+    }),
+    set: defineCommand({
+      summary: "Change a key's limit or window (same secret; servers apply it within 2 s)",
+      usage: "<id>",
+      positionals: ID,
+      flags: {
+        limit: {
+          type: "string",
+          placeholder: "<n>",
+          description: 'Requests per window (0: unlimited; "default": IPINTEL_RATE_LIMIT)',
+        },
+        window: {
+          type: "string",
+          placeholder: "<seconds>",
+          description: 'Window in seconds ("default": IPINTEL_RATE_WINDOW)',
+        },
+      },
+      details:
+        "A new window starts a new count for the key; a new limit applies to the count so far.",
+      run: ({ config, flags, positionals }) =>
+        withStore(config, async (store) => {
+          if (flags.limit === undefined && flags.window === undefined) {
+            throw new UsageError("keys set needs --limit <n>, --window <seconds> or both");
           }
+          const id = positionals[0]!;
+          const current = (await store.list()).find((r) => r.id === id);
+          if (!current) throw new UnknownKeyError(id);
+          const record = await store.setLimits(id, {
+            limit: flags.limit === undefined ? current.limit : setting(flags.limit, "--limit", 0),
+            window: flags.window === undefined
+              ? current.window
+              : setting(flags.window, "--window", 1),
+          });
+          console.log(
+            `API key ${record.id} (${record.name}): ${
+              limitText(record)
+            }; servers apply it within 2 s`,
+          );
         }),
     }),
     revoke: defineCommand({
@@ -81,6 +134,17 @@ export const keysCommand: Command = {
           console.log(
             `Revoked API key ${record.id} (${record.name}); servers refuse it within 2 s`,
           );
+        }),
+    }),
+    delete: defineCommand({
+      summary: "Delete a revoked key for good (its record, hash and last use)",
+      usage: "<id>",
+      positionals: ID,
+      run: ({ config, positionals }) =>
+        withStore(config, async (store, _where, kv) => {
+          const record = await store.delete(positionals[0]!);
+          await new KvRateCounters(kv).forget(counterId(keyCallerId(record.id)));
+          console.log(`Deleted API key ${record.id} (${record.name})`);
         }),
     }),
     rotate: defineCommand({
@@ -104,14 +168,16 @@ export const keysCommand: Command = {
 /** Opens the configured KV around one action; an unknown id is a usage error (exit 2). */
 async function withStore(
   config: Config,
-  action: (store: KeyStore, where: string) => Promise<void>,
+  action: (store: KeyStore, where: string, kv: Deno.Kv) => Promise<void>,
 ): Promise<number> {
   const kv = await openKv(config);
   try {
-    await action(new KvKeyStore(kv), kvLocation(config));
+    await action(new KvKeyStore(kv), kvLocation(config), kv);
     return 0;
   } catch (error) {
-    if (error instanceof UnknownKeyError) throw new UsageError(error.message);
+    if (error instanceof UnknownKeyError || error instanceof ActiveKeyError) {
+      throw new UsageError(error.message);
+    }
     throw error;
   } finally {
     kv.close();
@@ -127,6 +193,34 @@ function optionalInteger(text: string | undefined, flag: string, min: number): n
     );
   }
   return value;
+}
+
+/** `--limit`/`--window` of keys set: a number, or "default" (null: the server's setting). */
+function setting(text: string, flag: string, min: number): number | null {
+  return text === "default" ? null : optionalInteger(text, flag, min);
+}
+
+/**
+ * A key's use in its current sliding window, from the counts the servers
+ * share (the limiter's own counters), and its last use (ISO, or null).
+ */
+async function useOf(kv: Deno.Kv, r: ApiKeyRecord, config: Config) {
+  const limit = r.limit ?? config.rateLimit;
+  const window = r.window ?? config.rateWindow;
+  const caller = counterId(keyCallerId(r.id));
+  const counters = new KvRateCounters(kv);
+  const seconds = Date.now() / 1000;
+  const index = Math.floor(seconds / window);
+  const [previous, current] = await counters.read([index - 1, index].map((windowIndex) => ({
+    caller,
+    windowSeconds: window,
+    windowIndex,
+  })));
+  const used = Math.ceil(
+    slidingUsage(previous!, current!, seconds - index * window, window) - 1e-9,
+  );
+  const last = await counters.lastUsed(caller);
+  return { used, limit, window, lastUsed: last === null ? null : new Date(last).toISOString() };
 }
 
 /** What may be shown about a key: everything but its hash. */

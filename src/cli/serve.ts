@@ -1,5 +1,6 @@
 /** `ipintel serve`: loads the data (building it on first run) and serves the HTTP API. */
 
+import { rateTableBuffer } from "../access/rate_table.ts";
 import { type Config, isEmbeddedData } from "../config.ts";
 import { LogSink } from "../ops/log_sink.ts";
 import { type Metrics, sharedCountsBuffer } from "../ops/metrics.ts";
@@ -62,16 +63,19 @@ async function serve(config: Config, counted: { metrics: Metrics | null }): Prom
   const log = new LogSink({ onDrop: (lines) => counted.metrics?.recordLogDropped(lines) });
   const writeLog = log.write;
   const counts = workers > 0 ? sharedCountsBuffer(workers + 1) : undefined;
+  // One rate table for every isolate: one server admits exactly its limits.
+  const rateTable = rateTableBuffer();
   const instance = await startInstance(config, {
     writeLog,
     reusePort: workers > 0,
     sharedCounts: counts && { buffer: counts, slice: workers },
+    rateTable,
     label: workers > 0 ? `${workers + 1} workers` : undefined,
   });
   const server = instance.server;
   counted.metrics = server.metrics;
   stop.requested.then(() => instance.markStopping());
-  const pool = counts ? new WorkerPool(config, counts, writeLog) : null;
+  const pool = counts ? new WorkerPool(config, counts, writeLog, rateTable) : null;
   pool?.failed.then((message) => {
     console.error(`ipintel: ${message}`);
     stop.request("a worker failed");

@@ -1,9 +1,8 @@
 /**
  * A request-serving worker of `ipintel serve` (IPINTEL_WORKERS > 1): one
  * serving instance on the main isolate's port, over the data the main
- * isolate read, verified and shares with every worker. Its own KV connection makes it one
- * more instance on the KV, so keys and limits hold across workers as across
- * machines.
+ * isolate read, verified and shares with every worker. Its rate counts live in
+ * the server's shared rate table, so one server's limits are exact on every worker.
  */
 
 /// <reference lib="deno.worker" />
@@ -80,6 +79,7 @@ async function start(message: Extract<ToWorker, { type: "start" }>) {
   const instance = await startInstance(config, {
     writeLog: (text) => post({ type: "log", text }),
     sharedCounts: { buffer: message.counts, slice: message.slice },
+    rateTable: message.rateTable,
     reusePort: true,
     port: message.port,
     announce: false,

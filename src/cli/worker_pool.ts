@@ -62,6 +62,7 @@ export class WorkerPool {
     private readonly config: Config,
     private readonly counts: SharedArrayBuffer,
     private readonly writeLog: (text: string) => void,
+    private readonly rateTable: SharedArrayBuffer,
   ) {
     const { promise, resolve } = Promise.withResolvers<string>();
     this.failed = promise;
@@ -136,6 +137,7 @@ export class WorkerPool {
       config: this.config,
       slice: index,
       counts: this.counts,
+      rateTable: this.rateTable,
       port,
     });
     return worker;

@@ -11,6 +11,8 @@ export type ToWorker =
     /** The worker's slice of the shared metrics counts. */
     slice: number;
     counts: SharedArrayBuffer;
+    /** The server's rate table (src/access/rate_table.ts): every isolate counts in it. */
+    rateTable: SharedArrayBuffer;
     /** The port to share: the one the main isolate listens on. */
     port: number;
   }

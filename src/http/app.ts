@@ -2,7 +2,7 @@
 
 import { type Context, Hono, type Next } from "hono";
 import { cors } from "hono/cors";
-import { type AccessControl, assertAllowed, type Caller } from "../access/access.ts";
+import { type AccessControl, assertAllowed, type Caller, type Charge } from "../access/access.ts";
 import type { RateDecision } from "../access/rate_limiter.ts";
 import type { CompatPipeline, CompatRequest } from "../compat/pipeline.ts";
 import { COMPAT_ROUTES } from "../compat/routes.ts";
@@ -137,15 +137,15 @@ export function createApp(deps: AppDeps): Hono<Env> {
     cost: number,
   ): RateDecision | null | Promise<RateDecision | null> => {
     const caller = c.get("caller") ?? null;
-    const settle = (decision: RateDecision | null) => {
-      if (decision) {
-        c.set("rate", decision);
-        assertAllowed(caller!, decision, cost);
-      }
-      return decision;
+    const settle = (charge: Charge) => {
+      if (charge.kind !== "allowed" && charge.kind !== "refused") return null; // unlimited
+      c.set("rate", charge);
+      assertAllowed(caller!, charge, cost);
+      return charge;
     };
-    const decision = access ? access.tryCharge(caller, cost) : null;
-    return decision === undefined ? access!.charge(caller, cost).then(settle) : settle(decision);
+    if (!access) return null;
+    const first = access.tryCharge(caller, cost);
+    return first.kind === "wait" ? access.charge(caller, cost).then(settle) : settle(first);
   };
   /** Charges `cost` units, then answers. */
   const charged = (

@@ -80,10 +80,10 @@ export function withFastLookup(
     } catch {
       return app(request, env); // the app checks and looks up again, and renders the error
     }
-    const decision = access ? access.tryCharge(caller, 1) : null;
-    if (decision === null) return new Response(body, { headers });
-    if (decision === undefined || !decision.allowed) return app(request, env);
-    return new Response(body, { headers: { ...headers, ...rateLimitHeaders(decision) } });
+    const charge = access ? access.tryCharge(caller, 1) : null;
+    if (charge === null || charge.kind === "unlimited") return new Response(body, { headers });
+    if (charge.kind !== "allowed") return app(request, env);
+    return new Response(body, { headers: { ...headers, ...rateLimitHeaders(charge) } });
   };
 }
 

@@ -49,6 +49,13 @@ export interface KeyStore {
   revoke(id: string): Promise<ApiKeyRecord>;
   /** Gives a key a new secret with the same id and settings; the old secret stops working. */
   rotate(id: string): Promise<IssuedKey>;
+  /** Changes a key's own limit and window (null: the server's default); the secret stays. */
+  setLimits(
+    id: string,
+    limits: { limit: number | null; window: number | null },
+  ): Promise<ApiKeyRecord>;
+  /** Removes a revoked key for good; throws when it is not revoked (revoke it first). */
+  delete(id: string): Promise<ApiKeyRecord>;
   /** A number that changes whenever any key changes (cheap to poll). */
   version(): Promise<string>;
 }
@@ -75,6 +82,14 @@ export function hashesEqual(a: string, b: string): boolean {
   let difference = 0;
   for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
   return difference === 0;
+}
+
+/** Thrown when deleting a key that is still active. */
+export class ActiveKeyError extends Error {
+  constructor(id: string) {
+    super(`API key "${id}" is active: revoke it first ("keys revoke ${id}"), then delete it`);
+    this.name = "ActiveKeyError";
+  }
 }
 
 /** Thrown for an unknown key id; the message names it. */
@@ -145,6 +160,25 @@ export class KvKeyStore implements KeyStore {
     return { record, key };
   }
 
+  setLimits(
+    id: string,
+    { limit, window }: { limit: number | null; window: number | null },
+  ): Promise<ApiKeyRecord> {
+    return this.update(id, (record) => ({ record: { ...record, limit, window } }));
+  }
+
+  async delete(id: string): Promise<ApiKeyRecord> {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const entry = await this.kv.get<ApiKeyRecord>(ID(id));
+      if (!entry.value) throw new UnknownKeyError(id);
+      if (!entry.value.revoked) throw new ActiveKeyError(id);
+      const result = await this.kv.atomic().check(entry).delete(ID(id))
+        .delete(HASH(entry.value.hash)).sum(VERSION, 1n).commit();
+      if (result.ok) return entry.value;
+    }
+    throw new Error(`Could not delete API key "${id}": too many concurrent changes`);
+  }
+
   async version(): Promise<string> {
     const entry = await this.kv.get<Deno.KvU64>(VERSION);
     return entry.value ? String(entry.value.value) : "0";
@@ -200,6 +234,24 @@ export class MemoryKeyStore implements KeyStore {
       const key = generateKey();
       const record = this.update(id, { hash: hashKey(key), rotated: this.now().toISOString() });
       return { record, key };
+    });
+  }
+
+  setLimits(
+    id: string,
+    { limit, window }: { limit: number | null; window: number | null },
+  ): Promise<ApiKeyRecord> {
+    return settle(() => this.update(id, { limit, window }));
+  }
+
+  delete(id: string): Promise<ApiKeyRecord> {
+    return settle(() => {
+      const record = this.records.get(id);
+      if (!record) throw new UnknownKeyError(id);
+      if (!record.revoked) throw new ActiveKeyError(id);
+      this.records.delete(id);
+      this.changes++;
+      return { ...record };
     });
   }
 

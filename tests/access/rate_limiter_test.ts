@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { RateLimiter, waitSeconds } from "../../src/access/rate_limiter.ts";
+import { counterId, RateLimiter, waitSeconds } from "../../src/access/rate_limiter.ts";
 import { KvRateCounters, MemoryRateCounters } from "../../src/store/rate_counts.ts";
 
 /** A limiter on a clock the test moves; starts at a window boundary (t = 1000 windows of 60 s). */
@@ -19,7 +19,7 @@ Deno.test("the limiter admits exactly the limit in one window, then refuses with
   const { limiter } = limiterAt();
   const decisions = [];
   for (let i = 0; i < 11; i++) decisions.push(await limiter.consume("k", 10, 60));
-  assert.deepEqual(decisions.map((d) => d.allowed), [...Array(10).fill(true), false]);
+  assert.deepEqual(decisions.map((d) => d.kind === "allowed"), [...Array(10).fill(true), false]);
   assert.deepEqual(decisions.map((d) => d.remaining), [9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0]);
   // Ten used at the start of the window: the next fits once the window has ended and a tenth of
   // the next has passed (the weight of the previous window falls to 9): 60 + 6 s.
@@ -29,14 +29,14 @@ Deno.test("the limiter admits exactly the limit in one window, then refuses with
 
 Deno.test("the sliding window weighs the previous window by the share still inside it", async () => {
   const { limiter, advance } = limiterAt();
-  for (let i = 0; i < 10; i++) assert.ok((await limiter.consume("k", 10, 60)).allowed);
+  for (let i = 0; i < 10; i++) assert.ok((await limiter.consume("k", 10, 60)).kind === "allowed");
   advance(60); // new window starts: previous = 10 at full weight
-  assert.equal((await limiter.consume("k", 10, 60)).allowed, false);
+  assert.equal((await limiter.consume("k", 10, 60)).kind === "allowed", false);
   advance(5.9); // weight 54.1/60 → 9.02 used: still no room
-  assert.equal((await limiter.consume("k", 10, 60)).allowed, false);
+  assert.equal((await limiter.consume("k", 10, 60)).kind === "allowed", false);
   advance(0.2); // 6.1 s in: weight 53.9/60 → 8.98 used: one fits
   const decision = await limiter.consume("k", 10, 60);
-  assert.equal(decision.allowed, true);
+  assert.equal(decision.kind === "allowed", true);
   assert.equal(decision.remaining, 0);
   advance(54); // the end of the window: previous has no weight left, current holds 1
   assert.equal((await limiter.consume("k", 10, 60)).remaining, 8);
@@ -48,21 +48,21 @@ Deno.test("a bulk request is refused whole when it does not fit, and never when 
   const { limiter } = limiterAt();
   assert.equal((await limiter.consume("k", 10, 60, 7)).remaining, 3);
   const refused = await limiter.consume("k", 10, 60, 4);
-  assert.equal(refused.allowed, false);
+  assert.equal(refused.kind === "allowed", false);
   assert.equal(refused.remaining, 3, "nothing of a refused request is counted");
-  assert.equal((await limiter.consume("k", 10, 60, 3)).allowed, true);
+  assert.equal((await limiter.consume("k", 10, 60, 3)).kind === "allowed", true);
   const never = await limiter.consume("other", 10, 60, 11);
-  assert.equal(never.allowed, false);
+  assert.equal(never.kind === "allowed", false);
   assert.equal(never.retryAfterSeconds, Infinity);
 });
 
 Deno.test("callers and windows are counted apart", async () => {
   const { limiter } = limiterAt();
   for (let i = 0; i < 3; i++) await limiter.consume("a", 3, 60);
-  assert.equal((await limiter.consume("a", 3, 60)).allowed, false);
-  assert.equal((await limiter.consume("b", 3, 60)).allowed, true);
+  assert.equal((await limiter.consume("a", 3, 60)).kind === "allowed", false);
+  assert.equal((await limiter.consume("b", 3, 60)).kind === "allowed", true);
   assert.equal(
-    (await limiter.consume("a", 3, 10)).allowed,
+    (await limiter.consume("a", 3, 10)).kind === "allowed",
     true,
     "another window is another budget",
   );
@@ -76,7 +76,7 @@ Deno.test("tryConsume() decides from memory within the allowance and asks for a 
   while (limiter.tryConsume("k", 100, 60)) local++;
   assert.equal(local, 9, "a tenth of what remained is admitted without a sync");
   await limiter.sync();
-  assert.ok(limiter.tryConsume("k", 100, 60)?.allowed, "a sync renews the allowance");
+  assert.ok(limiter.tryConsume("k", 100, 60)?.kind === "allowed", "a sync renews the allowance");
 });
 
 Deno.test("waitSeconds() solves the weighted sum for the time a request fits", () => {
@@ -109,10 +109,14 @@ async function twoInstances() {
 Deno.test("two instances on one KV share one budget", async () => {
   const { limiters: [a, b], done } = await twoInstances();
   try {
-    for (let i = 0; i < 20; i++) assert.ok((await a!.consume("k", 20, 60)).allowed);
+    for (let i = 0; i < 20; i++) assert.ok((await a!.consume("k", 20, 60)).kind === "allowed");
     await a!.sync();
     const refused = await b!.consume("k", 20, 60);
-    assert.equal(refused.allowed, false, "the second instance sees what the first admitted");
+    assert.equal(
+      refused.kind === "allowed",
+      false,
+      "the second instance sees what the first admitted",
+    );
     assert.equal(refused.remaining, 0);
   } finally {
     await done();
@@ -129,14 +133,14 @@ Deno.test("two instances admit at most the stated bound over the limit, syncing 
       const limiter = limiters[round % 2]!;
       const fast = limiter.tryConsume("k", limit, 60);
       const decision = fast ?? await limiter.consume("k", limit, 60);
-      if (decision.allowed) admitted++;
+      if (decision.kind === "allowed") admitted++;
     }
     const bound = 2 * (0.1 * limit + 1); // N × (10% of the limit + 1)
     assert.ok(admitted >= limit, `no refusal below the limit (${admitted} admitted)`);
     assert.ok(admitted <= limit + bound, `${admitted} admitted, bound ${limit + bound}`);
     await Promise.all(limiters.map((l) => l.close()));
     const [c] = limiters;
-    assert.equal((await c!.consume("k", limit, 60)).allowed, false);
+    assert.equal((await c!.consume("k", limit, 60)).kind === "allowed", false);
   } finally {
     await done();
   }
@@ -146,7 +150,7 @@ Deno.test("KV counters add up exactly under concurrent writers", async () => {
   const kv = await Deno.openKv(":memory:");
   try {
     const counters = new KvRateCounters(kv);
-    const update = { caller: "k", windowSeconds: 60, windowIndex: 5, add: 1 };
+    const update = { caller: "k", windowSeconds: 60, windowIndex: 5, add: 1, lastUsed: null };
     const totals = await Promise.all(Array.from({ length: 25 }, () => counters.sync([update])));
     assert.deepEqual(
       totals.flat().sort((x, y) => x - y),
@@ -161,11 +165,13 @@ Deno.test("KV counters add up exactly under concurrent writers", async () => {
 Deno.test("a background sync writes what is pending and reads only callers in use", async () => {
   const inner = new MemoryRateCounters();
   const seen: string[][] = [];
+  const names = new Map(["busy", "quiet"].map((name) => [counterId(name), name]));
   const counters = {
     sync(updates: Parameters<MemoryRateCounters["sync"]>[0]) {
-      seen.push([...new Set(updates.map((u) => u.caller))]);
+      seen.push([...new Set(updates.map((u) => names.get(u.caller)!))]);
       return inner.sync(updates);
     },
+    heartbeat: () => Promise.resolve(),
   };
   const { limiter, advance } = limiterAt(counters as MemoryRateCounters);
   await limiter.consume("busy", 1000, 60);
@@ -194,7 +200,7 @@ Deno.test("a concurrent burst on two instances stays within the bound", async ()
         Array.from({ length: 100 }, () => limiter.consume("burst", limit, 60))
       ),
     );
-    const admitted = decisions.filter((d) => d.allowed).length;
+    const admitted = decisions.filter((d) => d.kind === "allowed").length;
     assert.ok(admitted >= limit, `${admitted} admitted: none refused below the limit`);
     assert.ok(admitted <= limit + 2 * (0.1 * limit + 1), `${admitted} admitted`);
   } finally {

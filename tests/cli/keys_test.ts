@@ -149,3 +149,71 @@ async function until(check: () => Promise<boolean>, what: string): Promise<void>
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+Deno.test("keys list shows each key's use and last use; keys set changes limits; keys delete removes a revoked key", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ipintel-cli-keys-use-" });
+  const kv = `${dir}/keys.kv`;
+  const issued = JSON.parse(
+    (await cli(kv, "keys", "create", "--name", "acme", "--limit", "5", "--window", "60", "--json"))
+      .stdout,
+  );
+  const idle = JSON.parse((await cli(kv, "keys", "create", "--name", "idle", "--json")).stdout);
+  const server = await startServe({ IPINTEL_DATA_DIR: DEFAULT_DATA_DIR, IPINTEL_KV: kv });
+  try {
+    const url = `http://127.0.0.1:${server.port}/ip/8.8.8.8`;
+    const get = (key: string) => fetchFresh(url, { headers: { "x-api-key": key } });
+    const before = Date.now();
+    for (let i = 0; i < 3; i++) assert.equal((await get(issued.key)).status, 200);
+    const listed = async () =>
+      new Map(
+        (await cli(kv, "keys", "list", "--json")).stdout.trim().split("\n")
+          .map((line) => JSON.parse(line)).map((r) => [r.id, r]),
+      );
+    // The counts reach the KV within a sync (0.25 s).
+    await until(async () => (await listed()).get(issued.id)?.used === 3, "3 uses in the list");
+    const rows = await listed();
+    const row = rows.get(issued.id);
+    assert.deepEqual([row.used, row.limit, row.window], [3, 5, 60]);
+    const last = Date.parse(row.lastUsed);
+    assert.ok(last >= before - 1000 && last <= Date.now(), row.lastUsed);
+    assert.deepEqual([rows.get(idle.id).used, rows.get(idle.id).lastUsed], [0, null]);
+    const human = await cli(kv, "keys", "list");
+    assert.match(human.stdout, new RegExp(`${issued.id} .*used 3 of 5 in 60 s  last used 20`));
+
+    // A lower limit, same secret: the server applies it (polls every second).
+    const set = await cli(kv, "keys", "set", issued.id, "--limit", "3");
+    assert.equal(set.code, 0, set.stderr);
+    assert.match(set.stdout, /3 \/ 60 s/);
+    // Each worker polls on its own: wait until ten new connections in a row see the new limit.
+    await until(async () => {
+      for (let i = 0; i < 10; i++) {
+        const response = await get(issued.key);
+        if (response.status !== 429 || response.headers.get("ratelimit-limit") !== "3") {
+          return false;
+        }
+      }
+      return true;
+    }, "the new limit on every worker");
+    const raised = await cli(kv, "keys", "set", issued.id, "--limit", "default");
+    assert.equal(raised.code, 0, raised.stderr);
+    await until(async () => (await get(issued.key)).status === 200, "the default limit");
+
+    const active = await cli(kv, "keys", "delete", issued.id);
+    assert.equal(active.code, 2);
+    assert.match(active.stderr, /is active: revoke it first/);
+    await cli(kv, "keys", "revoke", issued.id);
+    await cli(kv, "keys", "revoke", idle.id);
+    const deleted = await cli(kv, "keys", "delete", issued.id);
+    assert.equal(deleted.code, 0, deleted.stderr);
+    await cli(kv, "keys", "delete", idle.id);
+    assert.equal((await cli(kv, "keys", "list", "--json")).stdout.trim(), "");
+    assert.match((await cli(kv, "keys", "delete", issued.id)).stderr, /No API key with id/);
+    // Deleting the last key does not open the API: keys were in use here.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    assert.equal((await fetchFresh(url)).status, 401);
+    assert.equal((await get(issued.key)).status, 401);
+  } finally {
+    await server.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -9,6 +9,7 @@ import { loadConfig } from "../../src/config.ts";
 import { openSharedData } from "../../src/cli/services.ts";
 import { WorkerPool } from "../../src/cli/worker_pool.ts";
 import { sharedCountsBuffer } from "../../src/ops/metrics.ts";
+import { rateTableBuffer } from "../../src/access/rate_table.ts";
 import { readManifest, writeManifest } from "../../src/sources/manifest.ts";
 import { writeFixtureDataDir } from "../_helpers.ts";
 import { fetchFresh } from "../_serve_process.ts";
@@ -25,7 +26,7 @@ Deno.test("a set a worker cannot open is switched to by none; a good one then by
     IPINTEL_LOG: "off",
     PORT: "0",
   });
-  const pool = new WorkerPool(config, sharedCountsBuffer(3), () => {});
+  const pool = new WorkerPool(config, sharedCountsBuffer(3), () => {}, rateTableBuffer());
   const asnSeen = async (ports: number[]) =>
     await Promise.all(ports.map(async (port) => {
       const response = await fetchFresh(`http://127.0.0.1:${port}/ip/81.2.69.142?get=asn_number`);
