@@ -36,11 +36,14 @@ Deno.test("a DROP file cut short is refused by name; a whole one installs and ex
     const cut = drop.split("\n").slice(0, 5).join("\n") + "\n"; // no metadata line
     server.routes.set("/drop", { body: cut, etag: '"cut"' });
     server.routes.set("/tor", { body: await Deno.readFile(`${FIXTURES}tor_bulk_exit_list.txt`) });
+    // An update installs exactly the sources file: the base ASN database is one of them.
+    server.routes.set("/asn", { body: await Deno.readFile(`${dataDir}/asn.mmdb`) });
     const sourcesFile = `${dataDir}/sources.json`;
     await Deno.writeTextFile(
       sourcesFile,
       JSON.stringify({
         sources: [
+          { name: "test-asn", kind: "asn", format: "mmdb", url: server.url("/asn") },
           { name: "tor-exits", kind: "tor", format: "ip-list", url: server.url("/tor") },
           { name: "drop", kind: "threat", format: "drop-json", url: server.url("/drop") },
         ],
