@@ -113,10 +113,12 @@ export function createLookup(deps: LookupDeps): Lookup {
 }
 
 /**
- * Maps a requested `lang` onto one of `languages` (the City database's), case-insensitively:
- * the exact tag, else the first language with the same primary subtag (`de-DE` → `de`,
- * `zh` or `zh-TW` → `zh-CN`, `pt` → `pt-BR`). Anything else is a BadRequestError that
- * echoes the value capped in length.
+ * Maps a requested `lang` onto one of `languages` (the City database's). The value must be
+ * a language tag (BCP 47, as `Intl.getCanonicalLocales` reads it: `de`, `pt-BR`,
+ * `zh-Hant-TW`; not `en-`, `de_AT` or an Accept-Language list). Case-insensitively, the
+ * exact tag, else the first language with the same primary subtag (`de-DE` → `de`,
+ * `zh` or `zh-TW` → `zh-CN`, `pt` → `pt-BR`). Anything else is a BadRequestError naming
+ * the value (capped). Resolutions are remembered (bounded).
  */
 export function createLanguageResolver(
   languages: readonly string[],
@@ -127,10 +129,16 @@ export function createLanguageResolver(
     const primary = l.toLowerCase().split("-")[0]!;
     if (!byPrimary.has(primary)) byPrimary.set(primary, l);
   }
-  return (lang) => {
-    if (!lang) return "en";
-    const lower = lang.toLowerCase().replaceAll("_", "-");
-    const found = exact.get(lower) ?? byPrimary.get(lower.split("-")[0]!);
+  const resolve = (lang: string): string => {
+    let tag: string;
+    try {
+      tag = Intl.getCanonicalLocales(lang)[0]!.toLowerCase();
+    } catch {
+      throw new BadRequestError(
+        `Invalid lang ${quoteInput(lang)}: expected one language tag such as de or pt-BR`,
+      );
+    }
+    const found = exact.get(tag) ?? byPrimary.get(tag.split("-")[0]!);
     if (found === undefined) {
       throw new BadRequestError(
         `Unsupported lang ${quoteInput(lang)}: the City database carries ${languages.join(", ")}`,
@@ -138,6 +146,20 @@ export function createLanguageResolver(
     }
     return found;
   };
+  const resolved = new Map<string, string>();
+  return (lang) => {
+    if (!lang) return "en";
+    let found = resolved.get(lang);
+    if (found === undefined) {
+      found = resolve(lang);
+      if (resolved.size >= RESOLVED_LIMIT) resolved.clear();
+      resolved.set(lang, found);
+    }
+    return found;
+  };
 }
+
+/** Bound of the remembered `lang` resolutions (cleared when full). */
+const RESOLVED_LIMIT = 256;
 
 const NO_GEOLOCATION: GeoLocation = Object.freeze(toGeoLocation(null, "en", null));
