@@ -10,6 +10,7 @@ import type { CityRecord } from "../sources/records.ts";
 import type { Currency, Flag, GeoLocation, LookupResult, UserAgent } from "../types.ts";
 import { createConnectionOf, NO_CONNECTION } from "./connection.ts";
 import { effectiveCountry, toGeoLocation } from "./geo.ts";
+import { sharedPart } from "../shared_part.ts";
 
 export interface LookupDeps {
   data: DataSet;
@@ -43,8 +44,8 @@ interface PlaceFacts {
 /** Looks up an address given as text; throws InvalidIpError, NotFoundError or BadRequestError (lang). */
 export type Lookup = (ipText: string, options?: LookupOptions) => LookupResult;
 
-const EMPTY_FLAG: Flag = Object.freeze({ flag_Icon: null, flag_unicode: null });
-const EMPTY_CURRENCY: Currency = Object.freeze({
+const EMPTY_FLAG: Flag = sharedPart({ flag_Icon: null, flag_unicode: null });
+const EMPTY_CURRENCY: Currency = sharedPart({
   code: null,
   symbol: null,
   name: null,
@@ -77,11 +78,11 @@ export function createLookup(deps: LookupDeps): Lookup {
     if (!place) {
       const facts = countryFacts(effectiveCountry(record)?.iso_code ?? null, lang);
       place = Object.freeze({
-        geoLocation: Object.freeze(toGeoLocation(record, lang, facts)),
+        geoLocation: sharedPart(toGeoLocation(record, lang, facts)),
         // A record without a zone (1.1.1.1: registered country only) takes the country's sole zone.
         timeZone: record.location?.time_zone ?? facts.timeZone,
-        flag: Object.freeze(facts.flag),
-        currency: Object.freeze(facts.currency),
+        flag: sharedPart(facts.flag),
+        currency: sharedPart(facts.currency),
       });
       byLang.set(lang, place);
     }
@@ -162,4 +163,4 @@ export function createLanguageResolver(
 /** Bound of the remembered `lang` resolutions (cleared when full). */
 const RESOLVED_LIMIT = 256;
 
-const NO_GEOLOCATION: GeoLocation = Object.freeze(toGeoLocation(null, "en", null));
+const NO_GEOLOCATION: GeoLocation = sharedPart(toGeoLocation(null, "en", null));

@@ -8,6 +8,7 @@
 import type { ParsedIp } from "../ip/parse.ts";
 import type { AnonymousIpRecord } from "../sources/records.ts";
 import type { Security, ThreatLevel } from "../types.ts";
+import { sharedPart } from "../shared_part.ts";
 
 /** What the loaded sources say about one address; `null` = no source installed. */
 export interface RiskSignals {
@@ -115,7 +116,7 @@ export function assessSecurity(source: RiskSource, ip: ParsedIp, asn: number | n
   const key = `${s.tor}${s.vpn}${s.blocklisted}${s.hosting}`;
   let answer = ANSWERS.get(key);
   if (!answer) {
-    answer = Object.freeze({ isVpn: s.vpn, isTor: s.tor, isThreat: threatLevel(s) });
+    answer = sharedPart({ isVpn: s.vpn, isTor: s.tor, isThreat: threatLevel(s) });
     ANSWERS.set(key, answer);
   }
   return answer;
