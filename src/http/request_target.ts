@@ -10,10 +10,8 @@
 
 import { type AppError, BadRequestError, MethodNotAllowedError, quoteInput } from "../errors.ts";
 import { type OutputFormat, parseFormat, renderError } from "../format/mod.ts";
+import { SERVED_METHODS } from "./routes.ts";
 import { STATUS_BY_CODE } from "./status.ts";
-
-/** Every method some route answers (HEAD as GET without the body, OPTIONS for CORS). */
-const SERVED_METHODS: readonly string[] = ["GET", "HEAD", "POST", "OPTIONS"];
 
 // RFC 9110 7.2 Host = uri-host [":" port], narrowed to what a client of this
 // API sends: a DNS name or IPv4 address, or a bracketed IPv6 literal.

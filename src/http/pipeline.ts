@@ -1,0 +1,262 @@
+/**
+ * The request pipeline, framework-free: every request, on either server, goes
+ * request → `ApiRequest` → route handler → `Answer` → Response, and every
+ * rule on the way is applied here once: the request line and Host check,
+ * routing and 405 (routes.ts), the route's handler (app.ts: auth, limits,
+ * parameters, lookup, format), errors in the requested format, the RateLimit
+ * headers, CORS and HEAD. A plain `GET /ip/{ip}` is answered synchronously
+ * with constant header objects: that, not a second implementation, is the
+ * fast path.
+ */
+
+import type { RateDecision } from "../access/rate_limiter.ts";
+import { AppError, MethodNotAllowedError, quoteInput, RateLimitedError } from "../errors.ts";
+import { CONTENT_TYPES, type OutputFormat, parseFormat, renderError } from "../format/render.ts";
+import { rateLimitHeaders } from "./admission.ts";
+import { checkRequest, requestTarget, targetFormat } from "./request_target.ts";
+import { allowedMethods, matchRoute, type RoutePath, ROUTES, type RouteSpec } from "./routes.ts";
+import { STATUS_BY_CODE } from "./status.ts";
+
+/** What a route handler answers; the pipeline adds the headers every answer gets. */
+export interface Answer {
+  status: number;
+  /** Frozen objects are shared constants (copied before anything is added); others are the answer's own. */
+  headers: Record<string, string>;
+  body: string | Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> | null;
+}
+
+/** A request as the handlers see it: no framework object, the same on both servers. */
+export interface ApiRequest {
+  /** GET for a HEAD (the pipeline drops the body); otherwise as sent. */
+  readonly method: string;
+  /** The route's `{param}`, percent-decoded ("" for none). */
+  readonly param: string;
+  readonly headers: Headers;
+  /** The Fetch request (the site reads its headers for caching). */
+  readonly raw: Request;
+  /** A query parameter's first value, decoded; undefined when absent. */
+  query(name: string): string | undefined;
+  /** The output format asked for: successes and errors are rendered in it. */
+  format(): OutputFormat;
+  /** The body stream: the Fetch body, or a GET body the node:http server kept. */
+  readonly body: ReadableStream<Uint8Array> | null;
+  /** The TCP peer's address; throws when the server did not give one. */
+  peer(): string;
+  /** The rate decision once the request is charged: its headers go on every answer after. */
+  rate: RateDecision | null;
+}
+
+export type Handler = (request: ApiRequest) => Answer | Promise<Answer>;
+
+/** What both servers pass beside the request: the TCP peer, and node:http's GET body. */
+export interface ServeEnv {
+  remoteAddr?: Deno.NetAddr;
+  getBody?: ReadableStream<Uint8Array> | null;
+}
+
+export type FetchHandler = (request: Request, env?: ServeEnv) => Response | Promise<Response>;
+
+export interface PipelineOptions {
+  /** One handler per route of the table. */
+  handlers: { readonly [P in RoutePath]: Handler };
+  /** IPINTEL_CORS_ORIGINS: `*` or a list of origins. */
+  corsOrigins: readonly string[];
+  /** Where 5xx details go; the client sees a generic message. */
+  logError: (error: unknown, request: Request) => void;
+}
+
+/** The constant headers of a body in each format (frozen: shared by every answer). */
+export const FORMAT_HEADERS: Readonly<Record<OutputFormat, Record<string, string>>> = {
+  json: Object.freeze({ "content-type": CONTENT_TYPES.json }),
+  xml: Object.freeze({ "content-type": CONTENT_TYPES.xml }),
+  csv: Object.freeze({ "content-type": CONTENT_TYPES.csv }),
+};
+
+/** Builds the handler both servers run. */
+export function createPipeline(options: PipelineOptions): FetchHandler {
+  const handlers = ROUTES.map((route) => options.handlers[route.path]);
+  const addCors = corsRule(options.corsOrigins);
+
+  /** The Response for an answer: RateLimit headers once charged, CORS, HEAD without the body. */
+  const finish = (request: Request, rate: RateDecision | null, answer: Answer): Response => {
+    let headers = answer.headers;
+    if (rate !== null) headers = { ...headers, ...rateLimitHeaders(rate) };
+    headers = addCors(headers, request.headers.get("origin"));
+    let body = answer.body;
+    if (request.method === "HEAD" && body !== null) {
+      if (body instanceof ReadableStream) body.cancel().catch(() => {});
+      else headers = { ...headers, "content-length": String(byteLength(body)) };
+      body = null;
+    }
+    return new Response(body, { status: answer.status, headers });
+  };
+
+  const fail = (
+    request: Request,
+    rate: RateDecision | null,
+    format: OutputFormat,
+    error: unknown,
+  ) => finish(request, rate, errorAnswer(error, format, options.logError, request));
+
+  return (request, env) => {
+    const target = requestTarget(request);
+    const problem = checkRequest(request.method, request.headers.get("host"), target);
+    if (problem) return fail(request, null, targetFormat(target), problem);
+    // A fragment is never sent over the wire; an in-process URL may hold one.
+    const hash = target.indexOf("#");
+    const end = hash === -1 ? target.length : hash;
+    let queryAt = target.indexOf("?");
+    if (queryAt > end) queryAt = -1;
+    const path = target.slice(0, queryAt === -1 ? end : queryAt);
+    const match = matchRoute(path);
+    if (match === null) {
+      const error = new AppError(
+        "not_found",
+        `No route for ${request.method} ${quoteInput(path)}: see /openapi.json`,
+      );
+      return fail(request, null, targetFormat(target), error);
+    }
+    const route: RouteSpec = ROUTES[match.index]!;
+    const method = request.method === "HEAD" ? "GET" : request.method;
+    if (method === "OPTIONS") return finish(request, null, preflight(route, request.headers));
+    if (!(route.methods as readonly string[]).includes(method)) {
+      const allow = allowedMethods(route);
+      const error = new MethodNotAllowedError(
+        `Method ${quoteInput(method)} is not allowed on ${route.path}: use ${allow.join(", ")}`,
+        allow,
+      );
+      return fail(request, null, targetFormat(target), error);
+    }
+    const req = apiRequest(
+      request,
+      env,
+      method,
+      match.param,
+      queryAt === -1 ? "" : target.slice(queryAt + 1, end),
+    );
+    let answer;
+    try {
+      answer = handlers[match.index]!(req);
+    } catch (error) {
+      return fail(request, req.rate, req.format(), error);
+    }
+    if (answer instanceof Promise) {
+      return answer.then(
+        (answer) => finish(request, req.rate, answer),
+        (error) => fail(request, req.rate, req.format(), error),
+      );
+    }
+    return finish(request, req.rate, answer);
+  };
+}
+
+function apiRequest(
+  raw: Request,
+  env: ServeEnv | undefined,
+  method: string,
+  param: string,
+  queryText: string,
+): ApiRequest {
+  let params: URLSearchParams | null = null;
+  let format: OutputFormat | null = null;
+  const query = (name: string) => {
+    if (queryText === "") return undefined;
+    params ??= new URLSearchParams(queryText);
+    return params.get(name) ?? undefined;
+  };
+  return {
+    method,
+    param: param.includes("%") ? decodeOrKeep(param) : param,
+    headers: raw.headers,
+    raw,
+    query,
+    format: () => format ??= parseFormat(query("format")),
+    body: raw.body ?? env?.getBody ?? null,
+    peer: () => {
+      const peer = env?.remoteAddr?.hostname;
+      if (!peer) throw new Error("The server did not provide the peer address");
+      return peer;
+    },
+    rate: null,
+  };
+}
+
+function decodeOrKeep(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text; // a malformed escape: the handler reports the text as given
+  }
+}
+
+/** The error's answer: its status and message in `format`, 500 (logged, generic) when unexpected. */
+function errorAnswer(
+  error: unknown,
+  format: OutputFormat,
+  logError: PipelineOptions["logError"],
+  request: Request,
+): Answer {
+  const status = error instanceof AppError ? STATUS_BY_CODE[error.code] : 500;
+  if (status === 500) logError(error, request);
+  const message = error instanceof AppError ? error.message : "Internal server error";
+  const rendered = renderError(message, format);
+  const headers: Record<string, string> = { "content-type": rendered.contentType };
+  if (error instanceof MethodNotAllowedError) headers.allow = error.allow.join(", ");
+  if (error instanceof RateLimitedError) headers["retry-after"] = String(error.retryAfterSeconds);
+  return { status, headers, body: rendered.body };
+}
+
+/** The CORS preflight: the route's methods, the headers asked for. */
+function preflight(route: RouteSpec, headers: Headers): Answer {
+  const answer: Record<string, string> = {
+    "access-control-allow-methods": allowedMethods(route).filter((m) => m !== "OPTIONS").join(","),
+  };
+  const asked = headers.get("access-control-request-headers");
+  if (asked) {
+    answer["access-control-allow-headers"] = asked.split(",").map((h) => h.trim()).join(",");
+    answer.vary = "Access-Control-Request-Headers";
+  }
+  return { status: 204, headers: answer, body: null };
+}
+
+/**
+ * The one CORS rule, for every answer: with `*`, `Access-Control-Allow-Origin: *`
+ * (a constant header object gets its copy once); with a list, the request's
+ * Origin when listed, and `Vary: Origin` always.
+ */
+function corsRule(
+  origins: readonly string[],
+): (headers: Record<string, string>, origin: string | null) => Record<string, string> {
+  if (origins.includes("*")) {
+    const withCors = new WeakMap<object, Record<string, string>>();
+    return (headers) => {
+      if (!Object.isFrozen(headers)) {
+        headers["access-control-allow-origin"] = "*";
+        return headers;
+      }
+      let copy = withCors.get(headers);
+      if (copy === undefined) {
+        withCors.set(
+          headers,
+          copy = Object.freeze({ ...headers, "access-control-allow-origin": "*" }),
+        );
+      }
+      return copy;
+    };
+  }
+  return (headers, origin) => {
+    const out: Record<string, string> = {
+      ...headers,
+      vary: headers.vary ? `${headers.vary}, Origin` : "Origin",
+    };
+    if (origin !== null && origins.includes(origin)) out["access-control-allow-origin"] = origin;
+    return out;
+  };
+}
+
+const NON_ASCII = /[^\x00-\x7f]/;
+
+function byteLength(body: string | Uint8Array): number {
+  if (typeof body !== "string") return body.byteLength;
+  return NON_ASCII.test(body) ? new TextEncoder().encode(body).byteLength : body.length;
+}
