@@ -254,7 +254,7 @@ function corsRule(
   };
 }
 
-const NON_ASCII = /[^\x00-\x7f]/;
+const NON_ASCII = /[\u0080-\uffff]/;
 
 function byteLength(body: string | Uint8Array): number {
   if (typeof body !== "string") return body.byteLength;
