@@ -9,7 +9,6 @@ import assert from "node:assert/strict";
 import { createServices } from "../../src/cli/services.ts";
 import { loadConfig } from "../../src/config.ts";
 import { createApp } from "../../src/http/app.ts";
-import { withFastLookup } from "../../src/http/fast_lookup.ts";
 import { CorruptRecordError } from "../../src/mmdb/reader.ts";
 import { type MmdbValue, MmdbWriter } from "../../src/mmdb/writer/writer.ts";
 import { openDataSet } from "../../src/sources/data_set.ts";
@@ -120,9 +119,8 @@ Deno.test("a corrupt pointer: that lookup answers 500 with the generic message, 
       corsOrigins: ["*"],
     };
     const app = createApp({ services, config, logError: (error) => logged.push(error) });
-    const fast = withFastLookup(services, config, (request, env) => app.fetch(request, env));
     const env = { remoteAddr: { transport: "tcp" as const, hostname: "127.0.0.1", port: 1 } };
-    for (const serve of [app.fetch, fast]) {
+    for (const serve of [app.fetch]) {
       for (const path of ["/ip/1.2.3.4", "/ip/1.2.3.4?format=xml"]) {
         logged.length = 0;
         const response = await serve(
