@@ -24,9 +24,10 @@ export function asciiJson(value: unknown): string {
 }
 
 function part(value: object): string {
-  if (!isSharedPart(value)) return asciiJson(value);
-  let text = textOfPart.get(value);
-  if (text === undefined) textOfPart.set(value, text = asciiJson(value));
+  let text = textOfPart.get(value); // only shared parts are ever remembered
+  if (text !== undefined) return text;
+  text = asciiJson(value);
+  if (isSharedPart(value)) textOfPart.set(value, text);
   return text;
 }
 
@@ -48,7 +49,8 @@ export function bulkEnvelopeJson(items: readonly (LookupResult | FailedItem)[]):
 
 /** One result's JSON object, in layout order. */
 function resultJson(r: LookupResult): string {
-  return `{"ip":${asciiJson(r.ip)},"geoLocation":${part(r.geoLocation)},"timezone":${
+  // An address is ASCII: JSON.stringify alone (no escaping pass) is the same text.
+  return `{"ip":${JSON.stringify(r.ip)},"geoLocation":${part(r.geoLocation)},"timezone":${
     part(r.timezone)
   },"flag":${part(r.flag)},"currency":${part(r.currency)},"connection":${
     part(r.connection)
