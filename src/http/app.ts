@@ -78,19 +78,15 @@ export function createApp(deps: AppDeps): App {
     return services.current;
   };
 
-  /** A lookup route: who calls, the address, the parameters, the charge, the lookup, the body. */
-  const lookupRoute = (
-    request: ApiRequest,
-    ips: () => string | string[],
-    readParameters: (request: ApiRequest) => LookupRequest | Promise<LookupRequest>,
-  ): Answer | Promise<Answer> => {
+  /** A lookup route: who calls, the addresses, the parameters, then the charge and the lookup. */
+  const lookupRoute = (request: ApiRequest, ips: () => string | string[]) => {
     const caller = admission.identify(request);
     const addresses = ips();
-    const parameters = readParameters(request);
-    const answer = (parameters: LookupRequest) =>
+    const answer = (p: LookupRequest) =>
       typeof addresses === "string"
-        ? one(request, caller, parameters, addresses)
-        : many(request, caller, parameters, addresses);
+        ? one(request, caller, p, addresses)
+        : many(request, caller, p, addresses);
+    const parameters = readLookupRequest(request);
     return parameters instanceof Promise ? parameters.then(answer) : answer(parameters);
   };
 
@@ -128,19 +124,19 @@ export function createApp(deps: AppDeps): App {
     });
   };
 
-  const me: Handler = (request) => lookupRoute(request, () => client(request), readLookupRequest);
+  const me: Handler = (request) => lookupRoute(request, () => client(request));
 
   const handlers: { [P in RoutePath]: Handler } = {
     "/ip/{ip}": (request) => {
       if (request.param === "") throw new BadRequestError("Missing IP address: use /ip/{ip}");
-      return lookupRoute(request, () => request.param, readLookupRequest);
+      return lookupRoute(request, () => request.param);
     },
     "/me": me,
     "/bulk/{ip_list}": (request) => {
       if (request.param === "") {
         throw new BadRequestError("Empty bulk list: use /bulk/{ip},{ip},... or POST /bulk");
       }
-      return lookupRoute(request, () => splitBulkList(request.param), readLookupRequest);
+      return lookupRoute(request, () => splitBulkList(request.param));
     },
     "/bulk": (request) => {
       const caller = admission.identify(request);

@@ -25,27 +25,6 @@ export interface Answer {
   body: string | Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array> | null;
 }
 
-/** A request as the handlers see it: no framework object, the same on both servers. */
-export interface ApiRequest {
-  /** GET for a HEAD (the pipeline drops the body); otherwise as sent. */
-  readonly method: string;
-  /** The route's `{param}`, percent-decoded ("" for none). */
-  readonly param: string;
-  readonly headers: Headers;
-  /** The Fetch request (the site reads its headers for caching). */
-  readonly raw: Request;
-  /** A query parameter's first value, decoded; undefined when absent. */
-  query(name: string): string | undefined;
-  /** The output format asked for: successes and errors are rendered in it. */
-  format(): OutputFormat;
-  /** The body stream: the Fetch body, or a GET body the node:http server kept. */
-  readonly body: ReadableStream<Uint8Array> | null;
-  /** The TCP peer's address; throws when the server did not give one. */
-  peer(): string;
-  /** The rate decision once the request is charged: its headers go on every answer after. */
-  rate: RateDecision | null;
-}
-
 export type Handler = (request: ApiRequest) => Answer | Promise<Answer>;
 
 /** What both servers pass beside the request: the TCP peer, and node:http's GET body. */
@@ -132,7 +111,7 @@ export function createPipeline(options: PipelineOptions): FetchHandler {
       return fail(request, null, targetFormat(target), error);
     }
     const query = queryAt === -1 ? "" : target.slice(queryAt + 1, end);
-    const req = new PipelineRequest(request, headers, env, method, match.param, query);
+    const req = new ApiRequest(request, headers, env, method, match.param, query);
     let answer;
     try {
       answer = handlers[match.index]!(req);
@@ -149,17 +128,24 @@ export function createPipeline(options: PipelineOptions): FetchHandler {
   };
 }
 
-/** The request handlers see; everything beyond the method and path is read when asked. */
-class PipelineRequest implements ApiRequest {
+/**
+ * A request as the handlers see it: no framework object, the same on both
+ * servers; what is beyond the method and the path is read when asked.
+ */
+export class ApiRequest {
+  /** The route's `{param}`, percent-decoded ("" for none). */
   readonly param: string;
+  /** The rate decision once the request is charged: its headers go on every answer after. */
   rate: RateDecision | null = null;
   #params: URLSearchParams | null = null;
   #format: OutputFormat | null = null;
 
   constructor(
+    /** The Fetch request (the site reads its headers for caching). */
     readonly raw: Request,
     readonly headers: Headers,
     private readonly env: ServeEnv | undefined,
+    /** GET for a HEAD (the pipeline drops the body); otherwise as sent. */
     readonly method: string,
     param: string,
     private readonly queryText: string,
@@ -167,20 +153,24 @@ class PipelineRequest implements ApiRequest {
     this.param = param.includes("%") ? decodeOrKeep(param) : param;
   }
 
+  /** A query parameter's first value, decoded; undefined when absent. */
   query(name: string): string | undefined {
     if (this.queryText === "") return undefined;
     this.#params ??= new URLSearchParams(this.queryText);
     return this.#params.get(name) ?? undefined;
   }
 
+  /** The output format asked for: successes and errors are rendered in it. */
   format(): OutputFormat {
     return this.#format ??= parseFormat(this.query("format"));
   }
 
+  /** The body stream: the Fetch body, or a GET body the node:http server kept. */
   get body(): ReadableStream<Uint8Array> | null {
     return this.raw.body ?? this.env?.getBody ?? null;
   }
 
+  /** The TCP peer's address; throws when the server did not give one. */
   peer(): string {
     const peer = this.env?.remoteAddr?.hostname;
     if (!peer) throw new Error("The server did not provide the peer address");

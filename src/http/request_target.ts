@@ -19,7 +19,7 @@ import { STATUS_BY_CODE } from "./status.ts";
 const HOST = /^(?:[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
 
 /** True for a missing Host (HTTP/1.0, in-process requests) or a well-formed one. */
-export function isValidHost(host: string | null): boolean {
+function isValidHost(host: string | null): boolean {
   if (host === null || host === "") return true;
   const match = HOST.exec(host);
   return match !== null && (match[1] === undefined || Number(match[1]) <= 65535);
@@ -46,12 +46,6 @@ export function requestTarget(request: Request): string {
   }
   const slash = url.indexOf("/", authorityStart);
   return slash === -1 ? "/" : url.slice(slash);
-}
-
-/** The path of a target, without the query. */
-export function targetPath(target: string): string {
-  const query = target.indexOf("?");
-  return query === -1 ? target : target.slice(0, query);
 }
 
 /** The `format` a target asks for (errors are rendered in it), read from the target itself. */

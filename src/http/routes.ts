@@ -51,12 +51,6 @@ export function allowedMethods(route: RouteSpec): string[] {
   return [...methods, "OPTIONS"];
 }
 
-/** A matched route: its index in {@link ROUTES} and the raw (still percent-encoded) `{param}`. */
-export interface RouteMatch {
-  index: number;
-  param: string;
-}
-
 const EXACT = new Map<string, number>();
 const PREFIXES: { prefix: string; index: number }[] = [];
 ROUTES.forEach((route: RouteSpec, index) => {
@@ -66,14 +60,15 @@ ROUTES.forEach((route: RouteSpec, index) => {
 });
 
 /**
- * The route serving `path` (the raw path, without the query), or null. An
+ * The route serving `path` (the raw path, without the query), as its index in
+ * {@link ROUTES} and the raw (still percent-encoded) `{param}`; or null. An
  * exact route wins; a `{param}` route takes any rest after its prefix, and
  * also its prefix without the final slash (`/ip` and `/ip/` are `/ip/{ip}`
  * with an empty address: its handler says what is missing).
  *
  * @example matchRoute("/ip/8.8.8.8") // { index: 0, param: "8.8.8.8" }
  */
-export function matchRoute(path: string): RouteMatch | null {
+export function matchRoute(path: string): { index: number; param: string } | null {
   const exact = EXACT.get(path);
   if (exact !== undefined) return { index: exact, param: "" };
   for (const { prefix, index } of PREFIXES) {
