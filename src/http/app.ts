@@ -3,8 +3,7 @@
 import type { AccessControl, Caller } from "../access/access.ts";
 import type { Config } from "../config.ts";
 import { AppError, BadRequestError, capInput, DataUnavailableError } from "../errors.ts";
-import { applySelection, renderError, renderSuccess } from "../format/mod.ts";
-import { bulkEnvelopeJson, resultEnvelopeJson } from "../format/result_json.ts";
+import { renderError, renderLookup } from "../format/mod.ts";
 import type { Lookup } from "../lookup/lookup.ts";
 import { bearerMatches } from "../ops/bearer.ts";
 import { METRICS_CONTENT_TYPE } from "../ops/metrics.ts";
@@ -91,13 +90,11 @@ export function createApp(deps: AppDeps): App {
   };
 
   const one = (request: ApiRequest, caller: Caller | null, p: LookupRequest, ip: string) =>
-    admission.charge(request, caller, 1, (): Answer => {
-      const result = current().lookup(ip, p);
-      const body = p.format === "json" && p.selection === null
-        ? resultEnvelopeJson(result) // the common case, with its own serialiser
-        : renderSuccess(applySelection(result, p.selection), p.format).body;
-      return { status: 200, headers: FORMAT_HEADERS[p.format], body };
-    });
+    admission.charge(request, caller, 1, (): Answer => ({
+      status: 200,
+      headers: FORMAT_HEADERS[p.format],
+      body: renderLookup(current().lookup(ip, p), p.selection, p.format),
+    }));
 
   const many = (request: ApiRequest, caller: Caller | null, p: LookupRequest, ips: string[]) => {
     if (ips.length === 0) {
@@ -113,14 +110,11 @@ export function createApp(deps: AppDeps): App {
       // One data set for the whole list, even if a reload swaps it meanwhile.
       const lookup = current().lookup;
       const items = ips.map((ip) => lookupItem(ip, p, lookup));
-      const body = p.format === "json" && p.selection === null
-        ? bulkEnvelopeJson(items)
-        : renderSuccess(
-          { responseArray: items.map((i) => applySelection(i, p.selection)) },
-          p.format,
-        )
-          .body;
-      return { status: 200, headers: FORMAT_HEADERS[p.format], body };
+      return {
+        status: 200,
+        headers: FORMAT_HEADERS[p.format],
+        body: renderLookup(items, p.selection, p.format),
+      };
     });
   };
 

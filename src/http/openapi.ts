@@ -156,7 +156,8 @@ const queryParameters = [
     name: "lang",
     in: "query",
     schema: { type: "string", default: "en" },
-    description: "Language of place names: one the City database carries.",
+    description:
+      "Language of place names: one language tag (BCP 47). A tag the City database does not carry falls back to one with the same primary subtag (de-DE → de, pt → pt-BR); anything else is a 400.",
   },
   {
     name: "ua",

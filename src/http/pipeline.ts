@@ -82,8 +82,10 @@ export function createPipeline(options: PipelineOptions): FetchHandler {
 
   return (request, env) => {
     const headers = request.headers;
-    const target = requestTarget(request);
-    const problem = checkRequest(request.method, headers.get("host"), target);
+    const host = headers.get("host");
+    const target = requestTarget(request, host);
+    const sent = request.method;
+    const problem = checkRequest(sent, host, target);
     if (problem) return fail(request, null, targetFormat(target), problem);
     // A fragment is never sent over the wire; an in-process URL may hold one.
     const hash = target.indexOf("#");
@@ -95,12 +97,12 @@ export function createPipeline(options: PipelineOptions): FetchHandler {
     if (match === null) {
       const error = new AppError(
         "not_found",
-        `No route for ${request.method} ${quoteInput(path)}: see /openapi.json`,
+        `No route for ${sent} ${quoteInput(path)}: see /openapi.json`,
       );
       return fail(request, null, targetFormat(target), error);
     }
     const route: RouteSpec = ROUTES[match.index]!;
-    const method = request.method === "HEAD" ? "GET" : request.method;
+    const method = sent === "HEAD" ? "GET" : sent;
     if (method === "OPTIONS") return finish(request, null, preflight(route, headers));
     if (!(route.methods as readonly string[]).includes(method)) {
       const allow = allowedMethods(route);
