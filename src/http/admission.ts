@@ -14,15 +14,11 @@ export interface Admission {
   identify(request: ApiRequest): Caller | null;
   /**
    * Charges `cost` units to the caller and records the decision on the request
-   * (its RateLimit headers); throws the 429 when they do not fit. Synchronous
-   * while the count is in memory, a Promise when the shared count must be read.
+   * (its RateLimit headers); throws the 429 when they do not fit. Returns
+   * nothing while the count is in memory, a Promise when the shared count must
+   * be read first (it rejects with the 429).
    */
-  charge<T>(
-    request: ApiRequest,
-    caller: Caller | null,
-    cost: number,
-    then: () => T,
-  ): T | Promise<T>;
+  charge(request: ApiRequest, caller: Caller | null, cost: number): void | Promise<void>;
 }
 
 /** Admission through `access`; without it, everyone is admitted (as with IPINTEL_AUTH=off). */
@@ -30,23 +26,27 @@ export function createAdmission(
   access: AccessControl | undefined,
   clientAddress: (request: ApiRequest) => string,
 ): Admission {
-  if (!access) return { identify: () => null, charge: (_request, _caller, _cost, then) => then() };
+  if (!access) return { identify: () => null, charge: () => {} };
+  const admit = (
+    request: ApiRequest,
+    caller: Caller | null,
+    cost: number,
+    d: RateDecision | null,
+  ) => {
+    if (d === null) return;
+    request.rate = d;
+    assertAllowed(caller!, d, cost);
+  };
   return {
     identify: (request) =>
       access.identify(
         apiKeyOf(request.query("apiKey"), request.headers),
         () => clientAddress(request),
       ),
-    charge(request, caller, cost, then) {
-      const proceed = (decision: RateDecision | null) => {
-        if (decision) {
-          request.rate = decision;
-          assertAllowed(caller!, decision, cost);
-        }
-        return then();
-      };
+    charge(request, caller, cost) {
       const decision = access.tryCharge(caller, cost);
-      return decision === undefined ? access.charge(caller, cost).then(proceed) : proceed(decision);
+      if (decision !== undefined) return admit(request, caller, cost, decision);
+      return access.charge(caller, cost).then((d) => admit(request, caller, cost, d));
     },
   };
 }

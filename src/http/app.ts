@@ -77,60 +77,67 @@ export function createApp(deps: AppDeps): App {
     return services.current;
   };
 
-  /** A lookup route: who calls, the addresses, the parameters, then the charge and the lookup. */
-  const lookupRoute = (request: ApiRequest, ips: () => string | string[]) => {
+  /**
+   * A lookup route: who calls (401), the addresses (null: the caller's own),
+   * the parameters (400), then the charge and the answer.
+   */
+  const lookupRoute = (request: ApiRequest, ips: string | string[] | null) => {
     const caller = admission.identify(request);
-    const addresses = ips();
-    const answer = (p: LookupRequest) =>
-      typeof addresses === "string"
-        ? one(request, caller, p, addresses)
-        : many(request, caller, p, addresses);
+    const addresses = ips ?? client(request);
     const parameters = readLookupRequest(request);
-    return parameters instanceof Promise ? parameters.then(answer) : answer(parameters);
+    return parameters instanceof Promise
+      ? parameters.then((p) => charged(request, caller, p, addresses))
+      : charged(request, caller, parameters, addresses);
   };
 
-  const one = (request: ApiRequest, caller: Caller | null, p: LookupRequest, ip: string) =>
-    admission.charge(request, caller, 1, (): Answer => ({
+  /** Charges one unit per address (a bulk list all or nothing; 429), then answers. */
+  const charged = (
+    request: ApiRequest,
+    caller: Caller | null,
+    p: LookupRequest,
+    addresses: string | string[],
+  ): Answer | Promise<Answer> => {
+    if (typeof addresses !== "string") {
+      if (addresses.length === 0) {
+        throw new BadRequestError("Empty bulk list: give at least one IP address");
+      }
+      if (addresses.length > config.bulkMax) {
+        throw new BadRequestError(
+          `Too many addresses in bulk request: ${addresses.length} given, at most ${config.bulkMax}`,
+        );
+      }
+    }
+    const cost = typeof addresses === "string" ? 1 : addresses.length;
+    const waiting = admission.charge(request, caller, cost);
+    return waiting ? waiting.then(() => answer(p, addresses)) : answer(p, addresses);
+  };
+
+  const answer = (p: LookupRequest, addresses: string | string[]): Answer => {
+    // One data set for a whole list, even if a reload swaps it meanwhile.
+    const lookup = current().lookup;
+    const data = typeof addresses === "string"
+      ? lookup(addresses, p)
+      : addresses.map((ip) => lookupItem(ip, p, lookup));
+    return {
       status: 200,
       headers: FORMAT_HEADERS[p.format],
-      body: renderLookup(current().lookup(ip, p), p.selection, p.format),
-    }));
-
-  const many = (request: ApiRequest, caller: Caller | null, p: LookupRequest, ips: string[]) => {
-    if (ips.length === 0) {
-      throw new BadRequestError("Empty bulk list: give at least one IP address");
-    }
-    if (ips.length > config.bulkMax) {
-      throw new BadRequestError(
-        `Too many addresses in bulk request: ${ips.length} given, at most ${config.bulkMax}`,
-      );
-    }
-    // One unit per address; the whole call is refused when they do not all fit.
-    return admission.charge(request, caller, ips.length, (): Answer => {
-      // One data set for the whole list, even if a reload swaps it meanwhile.
-      const lookup = current().lookup;
-      const items = ips.map((ip) => lookupItem(ip, p, lookup));
-      return {
-        status: 200,
-        headers: FORMAT_HEADERS[p.format],
-        body: renderLookup(items, p.selection, p.format),
-      };
-    });
+      body: renderLookup(data, p.selection, p.format),
+    };
   };
 
-  const me: Handler = (request) => lookupRoute(request, () => client(request));
+  const me: Handler = (request) => lookupRoute(request, null);
 
   const handlers: { [P in RoutePath]: Handler } = {
     "/ip/{ip}": (request) => {
       if (request.param === "") throw new BadRequestError("Missing IP address: use /ip/{ip}");
-      return lookupRoute(request, () => request.param);
+      return lookupRoute(request, request.param);
     },
     "/me": me,
     "/bulk/{ip_list}": (request) => {
       if (request.param === "") {
         throw new BadRequestError("Empty bulk list: use /bulk/{ip},{ip},... or POST /bulk");
       }
-      return lookupRoute(request, () => splitBulkList(request.param));
+      return lookupRoute(request, splitBulkList(request.param));
     },
     "/bulk": (request) => {
       const caller = admission.identify(request);
@@ -144,7 +151,12 @@ export function createApp(deps: AppDeps): App {
           throw new BadRequestError('Invalid JSON body: expected {"ips": ["<ip>", ...]}');
         }
         const userAgent = userAgentFromBody(body) ?? p.userAgent;
-        return many(request, caller, { ...p, userAgent }, (body.ips as string[]).map(trimBulkItem));
+        return charged(
+          request,
+          caller,
+          { ...p, userAgent },
+          (body.ips as string[]).map(trimBulkItem),
+        );
       });
     },
     // The lookup page for a browser, /me for everyone else (as ifconfig.co does).

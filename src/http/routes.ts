@@ -58,6 +58,11 @@ ROUTES.forEach((route: RouteSpec, index) => {
   if (brace === -1) EXACT.set(route.path, index);
   else PREFIXES.push({ prefix: route.path.slice(0, brace), index });
 });
+for (const path of EXACT.keys()) {
+  if (PREFIXES.some(({ prefix }) => path.startsWith(prefix))) {
+    throw new Error(`Route ${path} starts with a {param} route's prefix: matchRoute cannot tell`);
+  }
+}
 
 /**
  * The route serving `path` (the raw path, without the query), as its index in
@@ -69,10 +74,13 @@ ROUTES.forEach((route: RouteSpec, index) => {
  * @example matchRoute("/ip/8.8.8.8") // { index: 0, param: "8.8.8.8" }
  */
 export function matchRoute(path: string): { index: number; param: string } | null {
+  // No exact path starts with a prefix (checked at load), so the common `/ip/…` skips the map.
+  for (const { prefix, index } of PREFIXES) {
+    if (path.startsWith(prefix)) return { index, param: path.slice(prefix.length) };
+  }
   const exact = EXACT.get(path);
   if (exact !== undefined) return { index: exact, param: "" };
   for (const { prefix, index } of PREFIXES) {
-    if (path.startsWith(prefix)) return { index, param: path.slice(prefix.length) };
     if (path.length === prefix.length - 1 && prefix.startsWith(path)) return { index, param: "" };
   }
   return null;
