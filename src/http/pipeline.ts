@@ -139,7 +139,7 @@ export class ApiRequest {
   readonly param: string;
   /** The rate decision once the request is charged: its headers go on every answer after. */
   rate: RateDecision | null = null;
-  #params: URLSearchParams | null = null;
+  #params: { get(name: string): string | null } | null = null;
   #format: OutputFormat | null = null;
 
   constructor(
@@ -158,7 +158,7 @@ export class ApiRequest {
   /** A query parameter's first value, decoded; undefined when absent. */
   query(name: string): string | undefined {
     if (this.queryText === "") return undefined;
-    this.#params ??= new URLSearchParams(this.queryText);
+    this.#params ??= parseQuery(this.queryText);
     return this.#params.get(name) ?? undefined;
   }
 
@@ -178,6 +178,23 @@ export class ApiRequest {
     if (!peer) throw new Error("The server did not provide the peer address");
     return peer;
   }
+}
+
+/**
+ * A query's parameters, first value of each name, as URLSearchParams reads
+ * them. A query with nothing to decode (no `%`, no `+`: the usual
+ * `format=xml&get=city`) is split directly, without its allocations.
+ */
+function parseQuery(text: string): { get(name: string): string | null } {
+  if (/[%+]/.test(text)) return new URLSearchParams(text);
+  const params = new Map<string, string>();
+  for (const pair of text.split("&")) {
+    if (pair === "") continue;
+    const equals = pair.indexOf("=");
+    const name = equals === -1 ? pair : pair.slice(0, equals);
+    if (!params.has(name)) params.set(name, equals === -1 ? "" : pair.slice(equals + 1));
+  }
+  return { get: (name) => params.get(name) ?? null };
 }
 
 function decodeOrKeep(text: string): string {

@@ -85,3 +85,25 @@ Deno.test("a method the path does not serve is a 405 whose Allow lists the route
     assert.match(await response.text(), /^<\?xml.*is not allowed/s, `${method} ${path}`);
   }
 });
+
+Deno.test("query parameters read as URLSearchParams reads them, decoded or not", async () => {
+  const queries = [
+    "format=xml&get=city",
+    "get=city&get=country",
+    "format",
+    "=xml&format=csv",
+    "&&format=xml&",
+    "format=x%6Dl",
+    "%66ormat=xml",
+    "get=city+country",
+    "get=%ZZ&format=xml",
+    "get=a=b",
+  ];
+  for (const query of queries) {
+    const expected = new URLSearchParams(query).get("format");
+    const response = await app.request(`/ip/81.2.69.142?${query}`);
+    const xml = expected?.trim().toLowerCase() === "xml";
+    const body = await response.text();
+    assert.equal(body.startsWith("<?xml"), xml, query);
+  }
+});
