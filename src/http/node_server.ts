@@ -9,7 +9,7 @@ import http from "node:http";
 import { BadRequestError, capInput } from "../errors.ts";
 import { checkRequest, rejectionResponse } from "./request_target.ts";
 
-/** What the handler receives as its second argument (Hono's `env`). */
+/** What the handler receives as its second argument (the pipeline's `ServeEnv`). */
 export interface NodeServeEnv {
   remoteAddr: Deno.NetAddr;
   /** The body of a GET or HEAD request, which a Fetch Request cannot hold. */
