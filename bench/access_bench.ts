@@ -16,7 +16,6 @@ import { RateLimiter } from "../src/access/rate_limiter.ts";
 import { createServices } from "../src/cli/services.ts";
 import { loadConfig } from "../src/config.ts";
 import { createApp } from "../src/http/app.ts";
-import { withFastLookup } from "../src/http/fast_lookup.ts";
 import { MemoryKeyStore } from "../src/store/keys.ts";
 import { MemoryRateCounters } from "../src/store/rate_counts.ts";
 import { randomPublicAddresses } from "./_addresses.ts";
@@ -33,13 +32,8 @@ const access = new AccessControl(
   keys,
   limiter,
 );
-const plain = withFastLookup(services, config, createApp({ services, config }).fetch);
-const keyed = withFastLookup(
-  services,
-  config,
-  createApp({ services, config, access }).fetch,
-  access,
-);
+const plain = createApp({ services, config }).fetch;
+const keyed = createApp({ services, config, access }).fetch;
 const addresses = randomPublicAddresses(1000, 1, {
   keep: (ip) => services.current.data.city?.get(ip) != null,
 });

@@ -21,7 +21,6 @@ import { createServer } from "../src/cli/server.ts";
 import { createServices } from "../src/cli/services.ts";
 import { loadConfig } from "../src/config.ts";
 import { createApp, type ServiceSlot } from "../src/http/app.ts";
-import { withFastLookup } from "../src/http/fast_lookup.ts";
 import { randomPublicAddresses } from "./_addresses.ts";
 
 const config = loadConfig({ ...Deno.env.toObject(), IPINTEL_AUTH: "off" });
@@ -40,8 +39,7 @@ type Handler = (request: Request, env: typeof peerEnv) => Response | Promise<Res
 
 function bare(): Handler {
   const slot: ServiceSlot = { current: services };
-  const app = createApp({ services: slot, config });
-  return withFastLookup(slot, config, app.fetch);
+  return createApp({ services: slot, config }).fetch;
 }
 
 function wrapped(log: "off" | "on" | "errors"): Handler {

@@ -11,16 +11,25 @@ export type ErrorCode =
   | "rate_limited"
   | "data_unavailable";
 
-/** Longest part of a client's input echoed back in an error message. */
+/** Longest part of a client's input echoed back, in code points. */
 export const ECHO_LIMIT = 64;
 
 /**
- * Client input cut to {@link ECHO_LIMIT} characters (code points: a surrogate
- * pair is never split), an ellipsis marking the cut; shorter input unchanged.
+ * Client input cut to {@link ECHO_LIMIT} code points, an ellipsis marking the
+ * cut; shorter input unchanged. The one echo cap: every message and failed item
+ * that repeats input goes through it. Counted in code points, so a surrogate
+ * pair (an emoji) is never split; a combining mark counts as one, so a long run
+ * of them is cut like any other text.
+ *
+ * @example capInput("😀".repeat(100)) // 64 × "😀", then "…"
  */
 export function capInput(input: string, limit = ECHO_LIMIT): string {
-  const chars = [...input.slice(0, limit * 2)];
-  return chars.length > limit ? `${chars.slice(0, limit).join("")}…` : input;
+  let units = 0;
+  for (let points = 0; units < input.length; points++) {
+    if (points === limit) return `${input.slice(0, units)}…`;
+    units += input.codePointAt(units)! > 0xffff ? 2 : 1;
+  }
+  return input;
 }
 
 /**
@@ -48,7 +57,7 @@ export class AppError extends Error {
 
 /** The text is not a valid IP address. */
 export class InvalidIpError extends AppError {
-  constructor(readonly input: string, reason: string) {
+  constructor(input: string, reason: string) {
     super("invalid_ip", `Invalid IP address ${quoteInput(input)}: ${reason}`);
   }
 }

@@ -43,7 +43,7 @@ async function staticImports(entry: string): Promise<Set<string>> {
 
 Deno.test("the server does not import the data builder or the MMDB writer", async () => {
   assert.ok((await staticImports("src/cli/serve.ts")).has("src/mmdb/reader.ts"));
-  for (const entry of ["src/cli/serve.ts", "src/http/app.ts", "src/http/fast_lookup.ts"]) {
+  for (const entry of ["src/cli/serve.ts", "src/http/app.ts", "src/http/pipeline.ts"]) {
     const reached = await staticImports(entry);
     assert.ok(reached.has("src/http/request_target.ts"), `${entry}: the graph was not read`);
     const builder = [...reached].filter((p) =>

@@ -1,14 +1,14 @@
 /**
  * The request handler a server runs, assembled once for `serve` and for the
- * Deno Deploy entry point: the app, the fast path in front of it, and the
- * instrumentation (metrics, request ids, access log) around both.
+ * Deno Deploy entry point: the app (the request pipeline) and the
+ * instrumentation (metrics, request ids, access log) around it.
  */
 
 import type { AccessControl } from "../access/access.ts";
 import type { Config } from "../config.ts";
 import { createApp, type ServiceSlot } from "../http/app.ts";
 import { createClientAddressResolver } from "../http/client_address.ts";
-import { type FetchHandler, withFastLookup } from "../http/fast_lookup.ts";
+import type { FetchHandler } from "../http/pipeline.ts";
 import { LineWriter } from "../ops/access_log.ts";
 import { instrument } from "../ops/instrument.ts";
 import { Metrics, type SharedCounts } from "../ops/metrics.ts";
@@ -89,7 +89,7 @@ export function createServer(options: ServerOptions): Server {
       : undefined,
   });
   const instrumented = instrument(
-    withFastLookup(services, config, app.fetch, options.access),
+    app.fetch,
     {
       metrics: config.metrics ? metrics : null,
       log: config.log,

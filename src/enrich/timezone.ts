@@ -9,6 +9,7 @@
 
 import type { TimeZoneInfo } from "../types.ts";
 import ZONE_TABLE from "./zone_table.json" with { type: "json" };
+import { sharedPart } from "../shared_part.ts";
 
 /**
  * English locales asked, in order, for a short zone name. ICU gives most
@@ -290,7 +291,7 @@ export function createTimeZoneCache(): TimeZoneLookup {
     if (entry.second === second && entry.info !== null) return entry.info;
     const warm = entry.minute === Math.floor(ms / MS_PER_MINUTE) ? entry.facts : null;
     try {
-      entry.info = Object.freeze(toInfo(zone, warm ?? refresh(entry, zone, ms), ms));
+      entry.info = sharedPart(toInfo(zone, warm ?? refresh(entry, zone, ms), ms));
       entry.second = second;
       return entry.info;
     } catch {

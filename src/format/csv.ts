@@ -25,6 +25,7 @@
  * "-0300") and dial codes (`dial_code` "+1").
  */
 
+import { isSharedPart } from "../shared_part.ts";
 import type { Json } from "../types.ts";
 
 /** The record delimiter (RFC 4180). */
@@ -104,29 +105,21 @@ interface Flat {
 }
 
 /**
- * The flattening of each frozen object whose whole subtree is frozen: the lookup
- * core shares such parts between answers (a place's geoLocation, a network's
- * connection, a parsed user agent...), so each is written once per column
- * prefix it is met under. Weak: an entry lives exactly as long as the object.
+ * The flattening of each shared part (src/shared_part.ts), remembered per
+ * column prefix it is met under: each is written once per prefix. Weak: an
+ * entry lives exactly as long as the object.
  */
-const flatOfFrozen = new WeakMap<object, Flat>();
-
-/** Whether the subtree last flattened was frozen throughout. */
-let lastFlatFrozen = true;
+const flatOfShared = new WeakMap<object, Flat>();
 
 /** Flattens one (possibly nested) object, column names joined with dots. */
 function flatten(value: { [key: string]: Json }, prefix: string): Flat {
-  const frozen = Object.isFrozen(value);
-  if (frozen) {
-    const known = flatOfFrozen.get(value);
-    if (known !== undefined && known.prefix === prefix) {
-      lastFlatFrozen = true;
-      return known;
-    }
+  const shared = isSharedPart(value);
+  if (shared) {
+    const known = flatOfShared.get(value);
+    if (known !== undefined && known.prefix === prefix) return known;
   }
   const columns: string[] = [];
   const cells: string[] = [];
-  let deep = frozen;
   let dotted = false;
   for (const key in value) {
     const child = value[key]!;
@@ -134,12 +127,10 @@ function flatten(value: { [key: string]: Json }, prefix: string): Flat {
     const column = prefix === "" ? key : `${prefix}.${key}`;
     if (isPlainObject(child)) {
       const inner = flatten(child, column);
-      deep &&= lastFlatFrozen;
       dotted ||= inner.dotted;
       for (const c of inner.columns) columns.push(c);
       for (const c of inner.cells) cells.push(c);
     } else {
-      if (Array.isArray(child)) deep = false; // written as JSON text: not remembered
       columns.push(column);
       cells.push(cellText(key, child));
     }
@@ -148,12 +139,11 @@ function flatten(value: { [key: string]: Json }, prefix: string): Flat {
     prefix,
     columns,
     cells,
-    header: deep ? columns.map(field).join(",") : null,
-    row: deep ? cells.map(field).join(",") : null,
+    header: shared ? columns.map(field).join(",") : null,
+    row: shared ? cells.map(field).join(",") : null,
     dotted,
   };
-  if (deep) flatOfFrozen.set(value, flat);
-  lastFlatFrozen = deep;
+  if (shared) flatOfShared.set(value, flat);
   return flat;
 }
 

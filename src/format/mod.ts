@@ -7,5 +7,6 @@ export {
   parseFormat,
   type Rendered,
   renderError,
+  renderLookup,
   renderSuccess,
 } from "./render.ts";

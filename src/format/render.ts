@@ -4,9 +4,10 @@
  * when XML was asked for and in JSON otherwise (CSV has no place for a message).
  */
 
-import type { Json } from "../types.ts";
+import type { FailedItem, Json, LookupResult } from "../types.ts";
 import { renderCsv } from "./csv.ts";
-import { asciiJson } from "./result_json.ts";
+import { asciiJson, bulkEnvelopeJson, resultEnvelopeJson } from "./result_json.ts";
+import { applySelection, type FieldSelection } from "./select.ts";
 import { renderXml } from "./xml.ts";
 
 /** The formats of the `format` query parameter. */
@@ -58,6 +59,27 @@ export function renderSuccess(data: Json, format: OutputFormat): Rendered {
     case "json":
       return { body: asciiJson({ success: true, data }), contentType: CONTENT_TYPES.json };
   }
+}
+
+/**
+ * The body of a lookup's answer: one result, or a bulk list (failed items in
+ * place), after `get`, in `format`. The whole result in JSON, the common case,
+ * has its own serialiser (result_json.ts); everything else goes through
+ * {@link renderSuccess}.
+ */
+export function renderLookup(
+  data: LookupResult | readonly (LookupResult | FailedItem)[],
+  selection: FieldSelection | null,
+  format: OutputFormat,
+): string {
+  const list = Array.isArray(data) ? data as readonly (LookupResult | FailedItem)[] : null;
+  if (format === "json" && selection === null) {
+    return list ? bulkEnvelopeJson(list) : resultEnvelopeJson(data as LookupResult);
+  }
+  const selected = list
+    ? { responseArray: list.map((item) => applySelection(item, selection)) }
+    : applySelection(data as LookupResult, selection);
+  return renderSuccess(selected, format).body;
 }
 
 /**

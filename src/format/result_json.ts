@@ -2,15 +2,14 @@
  * The JSON envelope of one whole lookup result, built for the hot path (the
  * same JSON value as `JSON.stringify({ success: true, data: result })`):
  *
- * - The text of each part the lookup core shares between answers (frozen:
- *   a place's geoLocation, flag and currency, a network's connection, a zone's
- *   time within one second, a parsed user agent) is made once and remembered.
+ * - The text of each shared part (src/shared_part.ts) is made once and remembered.
  * - Every character outside ASCII is written as a `\uXXXX` escape, so the body
  *   is a one-byte string that the runtime sends without transcoding (a result
  *   holds emoji and non-Latin names; transcoding cost an eighth of the
  *   server's time). JSON parsers read the escapes back as the same characters.
  */
 
+import { isSharedPart } from "../shared_part.ts";
 import type { FailedItem, LookupResult } from "../types.ts";
 
 // Weak: an entry lives exactly as long as the cached object it describes.
@@ -25,9 +24,10 @@ export function asciiJson(value: unknown): string {
 }
 
 function part(value: object): string {
-  if (!Object.isFrozen(value)) return asciiJson(value);
-  let text = textOfPart.get(value);
-  if (text === undefined) textOfPart.set(value, text = asciiJson(value));
+  let text = textOfPart.get(value); // only shared parts are ever remembered
+  if (text !== undefined) return text;
+  text = asciiJson(value);
+  if (isSharedPart(value)) textOfPart.set(value, text);
   return text;
 }
 
@@ -49,7 +49,8 @@ export function bulkEnvelopeJson(items: readonly (LookupResult | FailedItem)[]):
 
 /** One result's JSON object, in layout order. */
 function resultJson(r: LookupResult): string {
-  return `{"ip":${asciiJson(r.ip)},"geoLocation":${part(r.geoLocation)},"timezone":${
+  // An address is ASCII: JSON.stringify alone (no escaping pass) is the same text.
+  return `{"ip":${JSON.stringify(r.ip)},"geoLocation":${part(r.geoLocation)},"timezone":${
     part(r.timezone)
   },"flag":${part(r.flag)},"currency":${part(r.currency)},"connection":${
     part(r.connection)

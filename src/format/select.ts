@@ -3,7 +3,7 @@
  * the plan to a lookup result (decisions.md, "get").
  */
 
-import { BadRequestError } from "../errors.ts";
+import { BadRequestError, quoteInput } from "../errors.ts";
 import type { FailedItem, Json, LookupResult } from "../types.ts";
 import { FIELD_BY_PATH, type FieldInfo, LISTED_NAMES, resolveFieldName } from "./fields.ts";
 
@@ -24,8 +24,6 @@ export interface FieldSelection {
   readonly risk: boolean;
 }
 
-/** Longest name quoted back in an error message. */
-const MAX_QUOTED = 64;
 /** Most unknown names quoted back in an error message. */
 const MAX_UNKNOWN = 5;
 /** Bound of the parsed-selection cache (cleared when full). */
@@ -55,12 +53,8 @@ export function parseFieldSelection(get: string | undefined | null): FieldSelect
   return selection;
 }
 
-function quote(name: string): string {
-  return JSON.stringify(name.length > MAX_QUOTED ? `${name.slice(0, MAX_QUOTED)}…` : name);
-}
-
 function unknownNamesError(unknown: readonly string[]): BadRequestError {
-  const shown = unknown.slice(0, MAX_UNKNOWN).map(quote).join(", ");
+  const shown = unknown.slice(0, MAX_UNKNOWN).map((name) => quoteInput(name)).join(", ");
   const more = unknown.length > MAX_UNKNOWN ? ` (and ${unknown.length - MAX_UNKNOWN} more)` : "";
   const noun = unknown.length === 1 ? "field" : "fields";
   return new BadRequestError(

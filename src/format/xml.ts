@@ -22,6 +22,7 @@
  */
 
 import type { Json } from "../types.ts";
+import { isSharedPart } from "../shared_part.ts";
 
 /** The XML declaration that opens every document. */
 export const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
@@ -81,70 +82,53 @@ function checkName(key: string): void {
 }
 
 /**
- * The element written for each frozen object or array whose whole subtree is
- * frozen, with the name it was written under: the lookup core shares such parts
- * between answers (a place's geoLocation, a network's connection, a parsed user
- * agent...), so each is written once, as one flat string (a body assembled from
- * many small strings cost the runtime more to send than to build). Weak: an
- * entry lives exactly as long as the object.
+ * The element written for each shared part (src/shared_part.ts), with the name
+ * it was written under: each is written once, as one flat string (a body
+ * assembled from many small strings cost the runtime more to send than to
+ * build). Weak: an entry lives exactly as long as the object.
  */
-const elementOfFrozen = new WeakMap<object, { readonly name: string; readonly text: string }>();
+const elementOfShared = new WeakMap<object, { readonly name: string; readonly text: string }>();
 
-/**
- * Writes one element `<name>…</name>` for `value` (`<name/>` for null). Returns
- * whether its subtree is frozen throughout.
- */
-function writeElement(name: string, value: Json, out: string[]): boolean {
+/** Writes one element `<name>…</name>` for `value` (`<name/>` for null). */
+function writeElement(name: string, value: Json, out: string[]): void {
   switch (typeof value) {
     case "string":
       out.push(`<${name}>${escapeXmlText(value)}</${name}>`);
-      return true;
+      return;
     case "number":
       out.push(Number.isFinite(value) ? `<${name}>${value}</${name}>` : `<${name}></${name}>`);
-      return true;
+      return;
     case "boolean":
       out.push(value ? `<${name}>true</${name}>` : `<${name}>false</${name}>`);
-      return true;
+      return;
   }
   if (value === null) {
     out.push(`<${name}/>`);
-    return true;
+    return;
   }
-  if (!Object.isFrozen(value)) {
-    out.push(`<${name}>`);
-    writeChildren(value, out);
-    out.push(`</${name}>`);
-    return false;
-  }
-  const known = elementOfFrozen.get(value);
+  const known = isSharedPart(value) ? elementOfShared.get(value) : undefined;
   if (known !== undefined && known.name === name) {
     out.push(known.text);
-    return true;
+    return;
   }
   const own = [`<${name}>`];
-  const deep = writeChildren(value, own);
+  writeChildren(value, own);
   own.push(`</${name}>`);
   const text = own.join("");
-  if (deep) elementOfFrozen.set(value, { name, text });
+  if (isSharedPart(value)) elementOfShared.set(value, { name, text });
   out.push(text);
-  return deep;
 }
 
-/**
- * Writes the child elements of an object (one per key) or of an array (one
- * `item` per entry); returns whether all of them are frozen throughout.
- */
-function writeChildren(value: Json[] | { [key: string]: Json }, out: string[]): boolean {
-  let deep = true;
+/** Writes the child elements of an object (one per key) or of an array (one `item` per entry). */
+function writeChildren(value: Json[] | { [key: string]: Json }, out: string[]): void {
   if (Array.isArray(value)) {
-    for (const entry of value) deep = writeElement(XML_ITEM, entry, out) && deep;
+    for (const entry of value) writeElement(XML_ITEM, entry, out);
   } else {
     for (const key in value) {
       checkName(key);
-      deep = writeElement(key, value[key]!, out) && deep;
+      writeElement(key, value[key]!, out);
     }
   }
-  return deep;
 }
 
 /**

@@ -1,50 +1,43 @@
-/** `createApp(deps)`: the Hono application, assembled in one place. */
+/** `createApp(deps)`: one handler per route of the table, run by the pipeline. */
 
-import { type Context, Hono, type Next } from "hono";
-import { cors } from "hono/cors";
-import { type AccessControl, assertAllowed, type Caller, type Charge } from "../access/access.ts";
-import type { RateDecision } from "../access/rate_limiter.ts";
-import type { CompatPipeline, CompatRequest } from "../compat/pipeline.ts";
-import { COMPAT_ROUTES } from "../compat/routes.ts";
+import type { AccessControl, Caller } from "../access/access.ts";
 import type { Config } from "../config.ts";
-import {
-  AppError,
-  BadRequestError,
-  capInput,
-  DataUnavailableError,
-  MethodNotAllowedError,
-  quoteInput,
-  RateLimitedError,
-} from "../errors.ts";
-import { applySelection, type OutputFormat, renderError, renderSuccess } from "../format/mod.ts";
-import { CONTENT_TYPES, type Rendered } from "../format/render.ts";
-import { bulkEnvelopeJson, resultEnvelopeJson } from "../format/result_json.ts";
+import { AppError, BadRequestError, capInput, DataUnavailableError } from "../errors.ts";
+import { renderError, renderLookup } from "../format/mod.ts";
 import type { Lookup } from "../lookup/lookup.ts";
+import { bearerMatches } from "../ops/bearer.ts";
+import { METRICS_CONTENT_TYPE } from "../ops/metrics.ts";
 import type { DataSet } from "../sources/data_set.ts";
+import { redactUrl } from "../sources/redact_url.ts";
 import type { FailedItem, Json, LookupResult } from "../types.ts";
-import { apiKeyOf, rateLimitHeaders } from "./access.ts";
+import { acceptsHtml, createSite } from "../web/site.ts";
+import { createAdmission } from "./admission.ts";
+import { type CompatDeps, compatHandler } from "./compat_handler.ts";
 import { isJsonObject, readJsonBody, requireJsonContentType } from "./body.ts";
 import { createClientAddressResolver } from "./client_address.ts";
 import {
   type LookupRequest,
   readLookupQuery,
+  readLookupRequest,
   requestBody,
-  requestFormat,
   splitBulkList,
   trimBulkItem,
   userAgentFromBody,
-  withLookupBody,
-  withLookupRequest,
 } from "./lookup_request.ts";
 import { OPENAPI_DOCUMENT } from "./openapi.ts";
-import { checkRequest, requestTarget, targetFormat, targetPath } from "./request_target.ts";
-import { STATUS_BY_CODE } from "./status.ts";
-import { registerStatusRoute } from "./status_route.ts";
-import { redactUrl } from "../sources/redact_url.ts";
-import { bearerMatches } from "../ops/bearer.ts";
-import { METRICS_CONTENT_TYPE } from "../ops/metrics.ts";
-import { acceptsHtml, createSite } from "../web/site.ts";
+import {
+  type Answer,
+  type ApiRequest,
+  createPipeline,
+  type FetchHandler,
+  FORMAT_HEADERS,
+  type Handler,
+  type ServeEnv,
+} from "./pipeline.ts";
+import type { RoutePath } from "./routes.ts";
 import type { ServiceSlot } from "./service_slot.ts";
+import { STATUS_BY_CODE } from "./status.ts";
+import { statusRoute } from "./status_route.ts";
 
 export type { ServiceSlot };
 
@@ -63,353 +56,223 @@ export interface AppDeps {
   metrics?: { render: () => string; token: string | null };
 }
 
-/**
- * Deno.serve and the node:http server both pass the TCP peer as Hono's `env`;
- * `caller` is set by the authentication step, `rate` once the request is charged.
- */
-type Env = {
-  Bindings: { remoteAddr?: Deno.NetAddr };
-  Variables: { caller: Caller | null; rate: RateDecision | undefined };
-};
+export interface App {
+  /** The handler both servers run (Deno.serve's and node_server's signature). */
+  fetch: FetchHandler;
+  /** An in-process request to a path (`/ip/8.8.8.8`) or URL, as a server would pass it. */
+  request(input: string | Request, init?: RequestInit, env?: ServeEnv): Promise<Response>;
+}
 
 /** Builds the app; bad configuration (e.g. a trusted-proxy CIDR) throws here, at start-up. */
-export function createApp(deps: AppDeps): Hono<Env> {
+export function createApp(deps: AppDeps): App {
   const { services, config } = deps;
-  const logError = deps.logError ?? ((error) => console.error(error));
-  const clientAddress = createClientAddressResolver(config);
+  const resolveClient = createClientAddressResolver(config);
+  const client = (request: ApiRequest) => resolveClient(request.peer(), request.headers);
+  const admission = createAdmission(deps.access, client);
   const postBulkLimit = 1024 + config.bulkMax * 64;
   const readyBodies = new WeakMap<DataSet, string>();
   const openApiBody = JSON.stringify(OPENAPI_DOCUMENT);
-  const app = new Hono<Env>();
+  const site = config.web === false ? null : createSite({ bulkMax: config.bulkMax });
 
-  // First, before any route reads the URL: refuse a forged Host, a method no
-  // route serves, a target that is not a path (see request_target.ts).
-  app.use("*", async (c, next) => {
-    const target = requestTarget(c.req.raw);
-    const problem = checkRequest(c.req.method, c.req.header("host") ?? null, target);
-    if (problem) return fail(c, problem, targetFormat(target));
-    await (c.req.method === "HEAD" ? withBodyLength(c, next) : next());
-    return undefined;
-  });
-
-  const anyOrigin = config.corsOrigins.includes("*");
-  // Hono's cors() builds a Response and Headers per request, about 40% of
-  // throughput. With any origin allowed, the header is constant: it goes into
-  // the precomputed response headers, and cors() only answers preflights.
-  const allowMethods = (_origin: string, c: Context) => methodsServed(c.req.path);
-  if (anyOrigin) app.options("*", cors({ origin: "*", allowMethods }));
-  else app.use("*", cors({ origin: [...config.corsOrigins], allowMethods }));
-  const headers = (contentType: string): Record<string, string> =>
-    anyOrigin
-      ? { "content-type": contentType, "access-control-allow-origin": "*" }
-      : { "content-type": contentType };
-  const headersByType = new Map(
-    Object.values(CONTENT_TYPES).map((type) => [type, headers(type)]),
-  );
-  const jsonHeaders = headers(CONTENT_TYPES.json);
-  /** The response headers: constant ones, plus the RateLimit headers once a request is charged. */
-  const headersFor = (c: Context<Env>, contentType: string): Record<string, string> => {
-    const base = headersByType.get(contentType) ?? headers(contentType);
-    const rate = c.get("rate");
-    return rate ? { ...base, ...rateLimitHeaders(rate) } : base;
-  };
-  const send = (c: Context<Env>, status: number, rendered: Rendered) =>
-    c.body(rendered.body, status as 200, headersFor(c, rendered.contentType));
-
-  /**
-   * Who is calling (401 for a missing or wrong key where one is needed); the
-   * first step of every lookup route. A plain call, not middleware, so that a
-   * lookup without a body is still answered synchronously.
-   */
-  const access = deps.access;
-  const authenticate = (c: Context<Env>) => {
-    const key = apiKeyOf(c.req.query("apiKey"), c.req.raw.headers);
-    const client = () => clientAddress(peerOf(c), c.req.raw.headers);
-    c.set("caller", access?.identify(key, client) ?? null);
+  const current = () => {
+    if (!services.current) throw new DataUnavailableError(LOADING_MESSAGE);
+    return services.current;
   };
 
   /**
-   * Charges `cost` units to the caller (429 when they do not fit): the decision,
-   * null when unlimited; a promise only when the shared count must be read.
+   * A lookup route: who calls (401), the addresses (null: the caller's own),
+   * the parameters (400), then the charge and the answer.
    */
-  const charge = (
-    c: Context<Env>,
-    cost: number,
-  ): RateDecision | null | Promise<RateDecision | null> => {
-    const caller = c.get("caller") ?? null;
-    const settle = (charge: Charge) => {
-      if (charge.kind !== "allowed" && charge.kind !== "refused") return null; // unlimited
-      c.set("rate", charge);
-      assertAllowed(caller!, charge, cost);
-      return charge;
-    };
-    if (!access) return null;
-    const first = access.tryCharge(caller, cost);
-    return first.kind === "wait" ? access.charge(caller, cost).then(settle) : settle(first);
+  const lookupRoute = (request: ApiRequest, ips: string | string[] | null) => {
+    const caller = admission.identify(request);
+    const addresses = ips ?? client(request);
+    const parameters = readLookupRequest(request);
+    return parameters instanceof Promise
+      ? parameters.then((p) => charged(request, caller, p, addresses))
+      : charged(request, caller, parameters, addresses);
   };
-  /** Charges `cost` units, then answers. */
+
+  /** Charges one unit per address (a bulk list all or nothing; 429), then answers. */
   const charged = (
-    c: Context<Env>,
-    cost: number,
-    answer: () => Response,
-  ): Response | Promise<Response> => {
-    const decision = charge(c, cost);
-    return decision instanceof Promise ? decision.then(answer) : answer();
+    request: ApiRequest,
+    caller: Caller | null,
+    p: LookupRequest,
+    addresses: string | string[],
+  ): Answer | Promise<Answer> => {
+    if (typeof addresses !== "string") {
+      if (addresses.length === 0) {
+        throw new BadRequestError("Empty bulk list: give at least one IP address");
+      }
+      if (addresses.length > config.bulkMax) {
+        throw new BadRequestError(
+          `Too many addresses in bulk request: ${addresses.length} given, at most ${config.bulkMax}`,
+        );
+      }
+    }
+    const cost = typeof addresses === "string" ? 1 : addresses.length;
+    const waiting = admission.charge(request, caller, cost);
+    return waiting ? waiting.then(() => answer(p, addresses)) : answer(p, addresses);
   };
 
-  // Liveness: the process answers. Readiness: the data is loaded and every check passes.
-  app.get("/health", (c) => c.body(HEALTH_BODY, 200, jsonHeaders));
-  app.get("/ready", async (c) => {
-    const data = services.current?.data;
-    const reason = data
-      ? data.incomplete ?? await deps.ready?.() ?? null
-      : "data is not loaded yet";
-    if (!data || reason !== null) {
-      const body = JSON.stringify({ success: false, message: `Not ready: ${reason}` });
-      return c.body(body, 503, { ...jsonHeaders, "cache-control": "no-store" });
-    }
-    let body = readyBodies.get(data);
-    if (!body) {
-      readyBodies.set(data, body = JSON.stringify({ success: true, data: readyData(data) }));
-    }
-    return c.body(body, 200, { ...jsonHeaders, "cache-control": "no-store" });
-  });
-  const metrics = deps.metrics;
-  if (metrics) {
-    app.get("/metrics", (c) => {
+  const answer = (p: LookupRequest, addresses: string | string[]): Answer => {
+    // One data set for a whole list, even if a reload swaps it meanwhile.
+    const lookup = current().lookup;
+    const data = typeof addresses === "string"
+      ? lookup(addresses, p)
+      : addresses.map((ip) => lookupItem(ip, p, lookup));
+    return {
+      status: 200,
+      headers: FORMAT_HEADERS[p.format],
+      body: renderLookup(data, p.selection, p.format),
+    };
+  };
+
+  const me: Handler = (request) => lookupRoute(request, null);
+  const logError = deps.logError ?? ((error: unknown) => console.error(error));
+  const compat: CompatDeps = {
+    admission,
+    client,
+    served: current,
+    bulkMax: config.bulkMax,
+    logError,
+  };
+
+  const handlers: { [P in RoutePath]: Handler } = {
+    "/ip/{ip}": (request) => {
+      if (request.param === "") throw new BadRequestError("Missing IP address: use /ip/{ip}");
+      return lookupRoute(request, request.param);
+    },
+    "/me": me,
+    "/bulk/{ip_list}": (request) => {
+      if (request.param === "") {
+        throw new BadRequestError("Empty bulk list: use /bulk/{ip},{ip},... or POST /bulk");
+      }
+      return lookupRoute(request, splitBulkList(request.param));
+    },
+    "/bulk": (request) => {
+      const caller = admission.identify(request);
+      const p = readLookupQuery(request);
+      requireJsonContentType(request.headers);
+      return readJsonBody(requestBody(request), postBulkLimit).then((body) => {
+        if (
+          !isJsonObject(body) || !Array.isArray(body.ips) ||
+          body.ips.some((ip) => typeof ip !== "string")
+        ) {
+          throw new BadRequestError('Invalid JSON body: expected {"ips": ["<ip>", ...]}');
+        }
+        const userAgent = userAgentFromBody(body) ?? p.userAgent;
+        return charged(
+          request,
+          caller,
+          { ...p, userAgent },
+          (body.ips as string[]).map(trimBulkItem),
+        );
+      });
+    },
+    // The lookup page for a browser, /me for everyone else (as ifconfig.co does).
+    "/": (request) => {
+      const answer = site && acceptsHtml(request.headers.get("accept"))
+        ? site.page(request)
+        : me(request);
+      const vary = (a: Answer): Answer => ({ ...a, headers: { vary: "Accept", ...a.headers } });
+      return answer instanceof Promise ? answer.then(vary) : vary(answer);
+    },
+    "/assets/{name}": (request) => {
+      const asset = site?.asset(request.param, request);
+      if (!asset) throw new AppError("not_found", "No such asset: see / for the page");
+      return asset;
+    },
+    // Liveness: the process answers. Readiness: the data is loaded and every check passes.
+    "/health": () => HEALTH,
+    "/ready": async () => {
+      const data = services.current?.data;
+      const reason = data
+        ? data.incomplete ?? await deps.ready?.() ?? null
+        : "data is not loaded yet";
+      if (!data || reason !== null) {
+        const body = JSON.stringify({ success: false, message: `Not ready: ${reason}` });
+        return { status: 503, headers: NO_STORE_JSON, body };
+      }
+      let body = readyBodies.get(data);
+      if (!body) {
+        readyBodies.set(data, body = JSON.stringify({ success: true, data: readyData(data) }));
+      }
+      return { status: 200, headers: NO_STORE_JSON, body };
+    },
+    "/status": statusRoute(services),
+    "/metrics": (request) => {
+      const metrics = deps.metrics;
+      if (!metrics) throw new AppError("not_found", "No metrics: IPINTEL_METRICS is off");
       if (
         metrics.token !== null &&
-        !bearerMatches(c.req.header("authorization") ?? null, metrics.token)
+        !bearerMatches(request.headers.get("authorization"), metrics.token)
       ) {
-        const rendered = renderError(METRICS_UNAUTHORIZED, "json");
-        return c.body(rendered.body, 401, {
-          ...headersFor(c, rendered.contentType),
-          "www-authenticate": 'Bearer realm="metrics"',
-        });
-      }
-      return c.body(metrics.render(), 200, {
-        "content-type": METRICS_CONTENT_TYPE,
-        "cache-control": "no-store",
-      });
-    });
-  }
-  app.get("/openapi.json", (c) => c.body(openApiBody, 200, jsonHeaders));
-  registerStatusRoute(app, services, jsonHeaders);
-
-  // `[\s\S]`, not `.`: an encoded line break (%0A, %E2%80%A8) must reach the
-  // route and fail as an invalid address, not fall through to "No route".
-  app.get("/ip/:ip{[\\s\\S]+}", (c) => {
-    authenticate(c);
-    return withLookupRequest(c, (request) => one(c, request, c.req.param("ip")));
-  });
-  // The way to send a user-agent body on Deno.serve, which drops GET bodies.
-  app.post("/ip/:ip{[\\s\\S]+}", (c) => {
-    authenticate(c);
-    return withLookupBody(c, (request) => one(c, request, c.req.param("ip")));
-  });
-  for (const path of ["/ip", "/ip/"]) {
-    app.get(path, (c) => fail(c, new BadRequestError("Missing IP address: use /ip/{ip}")));
-  }
-
-  const me = (c: Context<Env>) => {
-    authenticate(c);
-    const ip = clientAddress(peerOf(c), c.req.raw.headers);
-    return withLookupRequest(c, (request) => one(c, request, ip));
-  };
-  app.get("/me", me);
-
-  // `/`: the lookup page for a browser, /me for everyone else (as ifconfig.co does).
-  const site = config.web === false ? null : createSite({ bulkMax: config.bulkMax });
-  app.get("/", (c) => {
-    c.header("vary", "Accept");
-    if (site && acceptsHtml(c.req.header("accept") ?? null)) {
-      return site.page(c.req.raw);
-    }
-    return me(c);
-  });
-  app.get("/assets/:name", (c) => {
-    const asset = site?.asset(c.req.param("name"), c.req.raw);
-    return asset ?? c.notFound();
-  });
-
-  app.get("/bulk/:list{[\\s\\S]+}", (c) => {
-    authenticate(c);
-    return withLookupRequest(c, (request) => many(c, request, splitBulkList(c.req.param("list"))));
-  });
-  for (const path of ["/bulk", "/bulk/"]) {
-    app.get(path, (c) => fail(c, new BadRequestError("Empty bulk list: use /bulk/{ip},{ip},...")));
-  }
-
-  app.post("/bulk", async (c) => {
-    authenticate(c);
-    const request = readLookupQuery(c);
-    requireJsonContentType(c.req.raw.headers);
-    const body = await readJsonBody(requestBody(c), postBulkLimit);
-    if (
-      !isJsonObject(body) || !Array.isArray(body.ips) ||
-      body.ips.some((ip) => typeof ip !== "string")
-    ) {
-      throw new BadRequestError('Invalid JSON body: expected {"ips": ["<ip>", ...]}');
-    }
-    const userAgent = userAgentFromBody(body) ?? request.userAgent;
-    return many(c, { ...request, userAgent }, (body.ips as string[]).map(trimBulkItem));
-  });
-
-  // The compatible APIs (src/compat: MaxMind, ipinfo, ip-api): their paths, keys and
-  // shapes over this pipeline's authentication, limits and lookup.
-  for (const route of COMPAT_ROUTES) {
-    app.on(route.method, route.path, async (c) => {
-      const pipeline: CompatPipeline = {
-        authenticate: (key) => {
-          const client = () => clientAddress(peerOf(c), c.req.raw.headers);
-          c.set("caller", access?.identify(key, client) ?? null);
-        },
-        charge: async (cost) => await charge(c, cost),
-        served: () => {
-          if (!services.current) throw new DataUnavailableError(LOADING_MESSAGE);
-          return services.current;
-        },
-        clientAddress: () => clientAddress(peerOf(c), c.req.raw.headers),
-        bulkMax: config.bulkMax,
-      };
-      const request: CompatRequest = {
-        params: c.req.param() as Record<string, string>,
-        query: (name) => c.req.query(name),
-        headers: c.req.raw.headers,
-        json: (limit) => {
-          requireJsonContentType(c.req.raw.headers);
-          return readJsonBody(requestBody(c), limit);
-        },
-      };
-      let answer;
-      try {
-        answer = await route.handle(request, pipeline);
-      } catch (error) {
-        if (!(error instanceof AppError)) logError(error, c.req.raw);
-        answer = route.error(error instanceof AppError ? error : null);
-      }
-      const headers = { ...headersFor(c, answer.contentType), ...answer.headers };
-      return c.body(answer.body, answer.status as 200, headers);
-    });
-  }
-
-  app.notFound((c) => {
-    const path = targetPath(requestTarget(c.req.raw));
-    const message = `No route for ${c.req.method} ${quoteInput(path)}: see /openapi.json`;
-    return send(c, 404, renderError(message, requestFormat(c)));
-  });
-
-  app.onError((error, c) => fail(c, error));
-
-  function lookup(ip: string, request: LookupRequest): LookupResult {
-    if (!services.current) throw new DataUnavailableError(LOADING_MESSAGE);
-    return services.current.lookup(ip, request);
-  }
-
-  function one(c: Context<Env>, request: LookupRequest, ip: string) {
-    return charged(c, 1, () => {
-      const result = lookup(ip, request);
-      if (request.format === "json" && request.selection === null) {
-        // The common case, with its own serialiser (see result_json.ts).
-        return c.body(resultEnvelopeJson(result), 200, headersFor(c, CONTENT_TYPES.json));
-      }
-      return send(c, 200, renderSuccess(applySelection(result, request.selection), request.format));
-    });
-  }
-
-  function many(c: Context<Env>, request: LookupRequest, ips: string[]) {
-    if (ips.length === 0) {
-      throw new BadRequestError("Empty bulk list: give at least one IP address");
-    }
-    if (ips.length > config.bulkMax) {
-      throw new BadRequestError(
-        `Too many addresses in bulk request: ${ips.length} given, at most ${config.bulkMax}`,
-      );
-    }
-    // One unit per address; the whole call is refused when they do not all fit.
-    return charged(c, ips.length, () => {
-      // One data set for the whole list, even if a reload swaps it meanwhile.
-      const current = services.current;
-      if (!current) throw new DataUnavailableError(LOADING_MESSAGE);
-      const items = ips.map((ip) => lookupItem(ip, request, current.lookup));
-      if (request.format === "json" && request.selection === null) {
-        // The common case, with its own serialiser (see result_json.ts).
-        return c.body(bulkEnvelopeJson(items), 200, headersFor(c, CONTENT_TYPES.json));
-      }
-      const responseArray: Json[] = items.map((item) => applySelection(item, request.selection));
-      return send(c, 200, renderSuccess({ responseArray }, request.format));
-    });
-  }
-
-  /** One bulk item: a result, or the failure in place; other errors fail the whole call. */
-  function lookupItem(
-    ip: string,
-    request: LookupRequest,
-    lookup: Lookup,
-  ): LookupResult | FailedItem {
-    try {
-      return lookup(ip, request);
-    } catch (error) {
-      if (
-        error instanceof AppError && (error.code === "invalid_ip" || error.code === "not_found")
-      ) {
-        // The input as given, capped: an item never grows with the request.
         return {
-          ip: capInput(ip),
-          error: { status: STATUS_BY_CODE[error.code], message: error.message },
+          status: 401,
+          headers: { ...FORMAT_HEADERS.json, "www-authenticate": 'Bearer realm="metrics"' },
+          body: renderError(METRICS_UNAUTHORIZED, "json").body,
         };
       }
-      throw error;
+      return { status: 200, headers: METRICS_HEADERS, body: metrics.render() };
+    },
+    "/openapi.json": () => ({ status: 200, headers: FORMAT_HEADERS.json, body: openApiBody }),
+    // The compatible APIs: their paths, keys and shapes over this pipeline's admission and data.
+    "/geoip/v2.1/country/{ip}": compatHandler("/geoip/v2.1/country/{ip}", compat),
+    "/geoip/v2.1/city/{ip}": compatHandler("/geoip/v2.1/city/{ip}", compat),
+    "/geoip/v2.1/insights/{ip}": compatHandler("/geoip/v2.1/insights/{ip}", compat),
+    "/ipinfo/{path}": compatHandler("/ipinfo/{path}", compat),
+    "/json/{ip}": compatHandler("/json/{ip}", compat),
+    "/batch": compatHandler("/batch", compat),
+  };
+
+  const fetch = createPipeline({
+    handlers,
+    corsOrigins: config.corsOrigins,
+    logError,
+  });
+  return {
+    fetch,
+    request: async (input, init, env) => {
+      const url = typeof input !== "string" || /^https?:\/\//.test(input)
+        ? input
+        : `http://localhost${input}`;
+      return await fetch(url instanceof Request ? url : new Request(url, init), env);
+    },
+  };
+}
+
+/** One bulk item: a result, or the failure in place; other errors fail the whole call. */
+function lookupItem(
+  ip: string,
+  request: LookupRequest,
+  lookup: Lookup,
+): LookupResult | FailedItem {
+  try {
+    return lookup(ip, request);
+  } catch (error) {
+    if (error instanceof AppError && (error.code === "invalid_ip" || error.code === "not_found")) {
+      // The input as given, capped: an item never grows with the request.
+      return {
+        ip: capInput(ip),
+        error: { status: STATUS_BY_CODE[error.code], message: error.message },
+      };
     }
+    throw error;
   }
-
-  function fail(c: Context<Env>, error: unknown, format: OutputFormat = requestFormat(c)) {
-    if (error instanceof MethodNotAllowedError) c.header("allow", error.allow.join(", "));
-    if (error instanceof RateLimitedError) {
-      const rendered = renderError(error.message, format);
-      return c.body(rendered.body, 429, {
-        ...headersFor(c, rendered.contentType),
-        "retry-after": String(error.retryAfterSeconds),
-      });
-    }
-    if (error instanceof AppError) {
-      return send(c, STATUS_BY_CODE[error.code], renderError(error.message, format));
-    }
-    logError(error, c.req.raw);
-    return send(c, 500, renderError("Internal server error", format));
-  }
-
-  return app;
-}
-
-/** The TCP peer, as both servers pass it. */
-function peerOf(c: Context<Env>): string {
-  const peer = c.env?.remoteAddr?.hostname;
-  if (!peer) throw new Error("The server did not provide the peer address");
-  return peer;
-}
-
-/**
- * Runs a HEAD as the GET (Hono does) and states the GET body's length, which
- * Hono drops with the body: HEAD answers with exactly the GET's headers.
- */
-async function withBodyLength(c: Context, next: Next): Promise<void> {
-  await next();
-  const length = (await c.res.clone().arrayBuffer()).byteLength;
-  c.res.headers.set("content-length", String(length));
-}
-
-/** The methods a path is served with, for the CORS preflight. */
-function methodsServed(path: string): string[] {
-  return path === "/bulk" || path === "/batch" || path === "/ipinfo/batch" ||
-      path.startsWith("/ip/")
-    ? ["GET", "HEAD", "POST"]
-    : ["GET", "HEAD"];
 }
 
 const LOADING_MESSAGE = "Data is not loaded yet: try again shortly";
 
-const HEALTH_BODY = JSON.stringify({ success: true, data: { status: "ok" } });
+const HEALTH: Answer = Object.freeze({
+  status: 200,
+  headers: FORMAT_HEADERS.json,
+  body: JSON.stringify({ success: true, data: { status: "ok" } }),
+});
+const NO_STORE_JSON = Object.freeze({ ...FORMAT_HEADERS.json, "cache-control": "no-store" });
+const METRICS_HEADERS = Object.freeze({
+  "content-type": METRICS_CONTENT_TYPE,
+  "cache-control": "no-store",
+});
 const METRICS_UNAUTHORIZED =
   "Invalid or missing metrics token: send Authorization: Bearer <IPINTEL_METRICS_TOKEN>";
 

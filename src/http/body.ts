@@ -17,9 +17,9 @@ const JSON_TYPE = /^application\/json\s*(;|$)/i;
 
 /** True when the request declares a JSON body (`application/json`, any parameters). */
 export function declaresJsonBody(headers: Headers): boolean {
-  const declared = Number(headers.get("content-length") ?? 0) > 0 ||
-    headers.has("transfer-encoding");
-  return declared && JSON_TYPE.test(headers.get("content-type") ?? "");
+  const type = headers.get("content-type"); // first: most requests have none
+  if (type === null || !JSON_TYPE.test(type)) return false;
+  return Number(headers.get("content-length") ?? 0) > 0 || headers.has("transfer-encoding");
 }
 
 /** Refuses (415) a body that is not declared `application/json`: the POST routes read only JSON. */

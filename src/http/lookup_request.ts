@@ -1,13 +1,7 @@
 /** Reads what every lookup route accepts: format, get, lang and the user agent. */
 
-import type { Context } from "hono";
 import { BadRequestError } from "../errors.ts";
-import {
-  type FieldSelection,
-  type OutputFormat,
-  parseFieldSelection,
-  parseFormat,
-} from "../format/mod.ts";
+import { type FieldSelection, type OutputFormat, parseFieldSelection } from "../format/mod.ts";
 import {
   type BodySource,
   declaresJsonBody,
@@ -15,6 +9,7 @@ import {
   readJsonBody,
   requireJsonContentType,
 } from "./body.ts";
+import type { ApiRequest } from "./pipeline.ts";
 
 /** Largest accepted user-agent body (docs/decisions.md, "Errors": 413). */
 export const UA_BODY_LIMIT = 8 * 1024;
@@ -26,51 +21,35 @@ export interface LookupRequest {
   userAgent: string | null;
 }
 
-/** The requested output format; read first so that every later error renders in it. */
-export function requestFormat(c: Context): OutputFormat {
-  return parseFormat(c.req.query("format"));
-}
-
-/** The query part of a lookup request: format, get, lang, and the user agent from `ua` or the header. */
-export function readLookupQuery(c: Context): LookupRequest {
+/**
+ * The query part of a lookup request: format, get (400 on an unknown name),
+ * lang, and the user agent from `ua` or the header.
+ */
+export function readLookupQuery(request: ApiRequest): LookupRequest {
   return {
-    format: requestFormat(c),
-    selection: parseFieldSelection(c.req.query("get")),
-    lang: c.req.query("lang") ?? null,
-    userAgent: c.req.query("ua") ?? c.req.header("user-agent") ?? null,
+    format: request.format(),
+    selection: parseFieldSelection(request.query("get")),
+    lang: request.query("lang") ?? null,
+    userAgent: request.query("ua") ?? request.headers.get("user-agent"),
   };
 }
 
 /**
- * Calls `answer` with the parsed request. The user agent comes from a JSON body
- * `{"userAgent": "..."}` (on a GET with `Content-Type: application/json`), else
- * the `ua` parameter, else the request's own `User-Agent` header. Without a
- * body the answer is made synchronously: Deno.serve answers a handler that
- * returns a Response (not a Promise) on a faster path.
+ * The parsed lookup request. The user agent comes from a JSON body
+ * `{"userAgent": "..."}` (a POST, which must be application/json, or a GET
+ * with `Content-Type: application/json`), else the `ua` parameter, else the
+ * request's own `User-Agent` header. Without a body the answer stays
+ * synchronous: Deno.serve answers a handler that returns a Response (not a
+ * Promise) on a faster path.
  */
-export function withLookupRequest(
-  c: Context,
-  answer: (request: LookupRequest) => Response | Promise<Response>,
-): Response | Promise<Response> {
-  const request = readLookupQuery(c);
-  if (!declaresJsonBody(c.req.raw.headers)) return answer(request);
-  return readJsonBody(requestBody(c), UA_BODY_LIMIT).then((body) =>
-    answer({ ...request, userAgent: userAgentFromBody(body) ?? request.userAgent })
-  );
-}
-
-/**
- * `POST /ip/{ip}` with `{"userAgent": "..."}` (Content-Type application/json,
- * else 415): the way to send a user-agent body that works on both servers.
- */
-export async function withLookupBody(
-  c: Context,
-  answer: (request: LookupRequest) => Response | Promise<Response>,
-): Promise<Response> {
-  const request = readLookupQuery(c);
-  requireJsonContentType(c.req.raw.headers);
-  const body = await readJsonBody(requestBody(c), UA_BODY_LIMIT);
-  return answer({ ...request, userAgent: userAgentFromBody(body) ?? request.userAgent });
+export function readLookupRequest(request: ApiRequest): LookupRequest | Promise<LookupRequest> {
+  const query = readLookupQuery(request);
+  if (request.method !== "POST" && !declaresJsonBody(request.headers)) return query;
+  if (request.method === "POST") requireJsonContentType(request.headers);
+  return readJsonBody(requestBody(request), UA_BODY_LIMIT).then((body) => ({
+    ...query,
+    userAgent: userAgentFromBody(body) ?? query.userAgent,
+  }));
 }
 
 /**
@@ -108,17 +87,15 @@ export function userAgentFromBody(body: unknown): string | null {
 
 /**
  * The request body: the Fetch body, or the GET body the node:http server hands
- * over in `env.getBody`. Deno.serve drops GET bodies (as the Fetch standard
- * does); a client that sent one gets a 400 saying how to send it instead,
- * rather than an answer silently computed from another user agent.
+ * over. Deno.serve drops GET bodies (as the Fetch standard does); a client that
+ * sent one gets a 400 saying how to send it instead, rather than an answer
+ * silently computed from another user agent.
  */
-export function requestBody(c: Context): BodySource {
-  const headers = c.req.raw.headers;
-  const stream = c.req.raw.body ?? (c.env as { getBody?: BodySource["stream"] })?.getBody ?? null;
-  if (!stream && c.req.method === "GET") {
+export function requestBody(request: ApiRequest): BodySource {
+  if (!request.body && request.method === "GET") {
     throw new BadRequestError(
       "This server runs on Deno.serve, which drops GET request bodies: POST the same JSON body to this path, or send the user agent in the ua query parameter or the User-Agent header, or start the server with --http-server node to accept the JSON body on GET",
     );
   }
-  return { headers, stream };
+  return { headers: request.headers, stream: request.body };
 }

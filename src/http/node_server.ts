@@ -7,10 +7,10 @@
 
 import http from "node:http";
 import https from "node:https";
-import { BadRequestError } from "../errors.ts";
+import { BadRequestError, capInput } from "../errors.ts";
 import { checkRequest, rejectionResponse } from "./request_target.ts";
 
-/** What the handler receives as its second argument (Hono's `env`). */
+/** What the handler receives as its second argument (the pipeline's `ServeEnv`). */
 export interface NodeServeEnv {
   remoteAddr: Deno.NetAddr;
   /** The body of a GET or HEAD request, which a Fetch Request cannot hold. */
@@ -111,7 +111,7 @@ function answer(req: http.IncomingMessage, handler: Handler): Response | Promise
     converted = toFetch(req, method, target);
   } catch (error) {
     // Header bytes node accepts but the Fetch Headers class refuses, and the like.
-    const message = `Malformed request: ${(error as Error).message}`.slice(0, 200);
+    const message = capInput(`Malformed request: ${(error as Error).message}`, 200);
     return rejectionResponse(new BadRequestError(message), target);
   }
   return handler(...converted);

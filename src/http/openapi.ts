@@ -15,6 +15,7 @@ import {
   RISK_LAYOUT,
 } from "../types.ts";
 import { UA_BODY_LIMIT } from "./lookup_request.ts";
+import { documentedPaths, ROUTES } from "./routes.ts";
 
 type Schema = Record<string, unknown>;
 
@@ -163,7 +164,8 @@ const queryParameters = [
     name: "lang",
     in: "query",
     schema: { type: "string", default: "en" },
-    description: "Language of place names: one the City database carries.",
+    description:
+      "Language of place names: one language tag (BCP 47). A tag the City database does not carry falls back to one with the same primary subtag (de-DE → de, pt → pt-BR); anything else is a 400.",
   },
   {
     name: "ua",
@@ -242,6 +244,189 @@ const ok = (description: string, schema: string) => ({
 /** Any of the three, or none where keys are optional or off (IPINTEL_AUTH). */
 const security = [{ apiKeyHeader: [] }, { bearer: [] }, { apiKeyQuery: [] }, {}];
 
+/** The operations of each route of the table (routes.ts): one entry per route, checked by the type. */
+/** Each documented path's operations: the native routes', then the compatible APIs'. */
+const OPERATIONS: Readonly<Record<string, Record<string, unknown>>> = {
+  "/ip/{ip}": {
+    parameters: [{ name: "ip", in: "path", required: true, schema: { type: "string" } }],
+    get: {
+      summary: "Look up one IPv4 or IPv6 address",
+      parameters: queryParameters,
+      security,
+      requestBody: {
+        required: false,
+        description:
+          "Only with `--http-server node` (Deno.serve drops GET bodies: use POST). Content-Type: application/json.",
+        content: { "application/json": { schema: userAgentBodySchema } },
+      },
+      responses: {
+        "200": ok("The lookup result", "Envelope"),
+        "404": errorResponse("Invalid IP address, or no data for it"),
+        ...lookupErrors,
+      },
+    },
+    post: {
+      summary: "Look up one address with the user agent in a JSON body",
+      description:
+        'The way to send a user agent in a body on every server: `{"userAgent": "..."}`. Same answer as the GET.',
+      parameters: queryParameters,
+      security,
+      requestBody: {
+        required: true,
+        content: { "application/json": { schema: userAgentBodySchema } },
+      },
+      responses: {
+        "200": ok("The lookup result", "Envelope"),
+        "404": errorResponse("Invalid IP address, or no data for it"),
+        ...lookupErrors,
+        ...unsupportedBody,
+      },
+    },
+  },
+  "/": {
+    get: {
+      summary: "The lookup page for a browser; the caller's own address for anyone else",
+      description:
+        "With `text/html` in Accept (and IPINTEL_WEB not false): the lookup page. Otherwise exactly " +
+        "what `GET /me` answers, with the same keys, limits and query parameters.",
+      parameters: queryParameters,
+      responses: {
+        "200": {
+          description: "The page, or the lookup result of the caller's address",
+          content: { "text/html": { schema: { type: "string" } }, ...formats("Envelope") },
+        },
+        "404": errorResponse("No data for the caller's address"),
+        ...lookupErrors,
+      },
+    },
+  },
+  "/assets/{name}": {
+    get: {
+      summary: "The lookup page's script, style and world map, under content-hashed names",
+      parameters: [{ name: "name", in: "path", required: true, schema: { type: "string" } }],
+      responses: {
+        "200": { description: "The file (cached for a year; gzip when accepted)" },
+        "304": { description: "The If-None-Match ETag is current" },
+        "404": errorResponse("No such file, or the page is off (IPINTEL_WEB=false)"),
+      },
+    },
+  },
+  "/me": {
+    get: {
+      summary: "Look up the caller's own address",
+      description:
+        "The TCP peer; the configured forwarding header only from configured trusted proxies.",
+      parameters: queryParameters,
+      security,
+      responses: {
+        "200": ok("The lookup result", "Envelope"),
+        "404": errorResponse("No data for the caller's address"),
+        ...lookupErrors,
+      },
+    },
+  },
+  "/bulk/{ip_list}": {
+    get: {
+      summary: "Look up several comma-separated addresses",
+      description:
+        "Items keep the request's order; a failed item is `{ip, error}` in place. Each address costs one rate-limit unit.",
+      parameters: [
+        { name: "ip_list", in: "path", required: true, schema: { type: "string" } },
+        ...queryParameters,
+      ],
+      security,
+      responses: {
+        "200": ok("One item per address", "BulkEnvelope"),
+        ...lookupErrors,
+      },
+    },
+  },
+  "/bulk": {
+    post: {
+      summary: "Look up a list of addresses too long for a URL",
+      parameters: queryParameters,
+      security,
+      requestBody: {
+        required: true,
+        content: {
+          "application/json": {
+            schema: {
+              type: "object",
+              required: ["ips"],
+              properties: {
+                ips: { type: "array", items: { type: "string" } },
+                userAgent: { type: "string" },
+              },
+            },
+          },
+        },
+      },
+      responses: {
+        "200": ok("One item per address", "BulkEnvelope"),
+        ...lookupErrors,
+        ...unsupportedBody,
+      },
+    },
+  },
+  "/health": {
+    get: {
+      summary: "Liveness: the process answers (also while the data is loading)",
+      responses: {
+        "200": { description: '{"success":true,"data":{"status":"ok"}}' },
+        ...everyRoute,
+      },
+    },
+  },
+  "/ready": {
+    get: {
+      summary:
+        "Readiness: the data is loaded and the Deno KV answers; lists the loaded databases with their licences and attribution",
+      responses: {
+        "200": { description: "Ready, with the loaded databases" },
+        ...everyRoute,
+        "503": errorResponse("Not ready; the message says why"),
+      },
+    },
+  },
+  "/metrics": {
+    get: {
+      summary:
+        "Prometheus metrics (text format 0.0.4); with IPINTEL_METRICS_TOKEN set, only for Authorization: Bearer <token>",
+      responses: {
+        "200": { description: "Metrics in the Prometheus text format" },
+        ...everyRoute,
+        "401": errorResponse("Missing or wrong metrics token"),
+      },
+    },
+  },
+  "/status": {
+    get: {
+      summary:
+        "Each loaded source's data date, age, size, licence; configured sources that are absent",
+      responses: {
+        "200": { description: "Data status" },
+        ...everyRoute,
+        "503": errorResponse("Data is not loaded yet"),
+      },
+    },
+  },
+  "/openapi.json": {
+    get: {
+      summary: "This document",
+      responses: { "200": { description: "OpenAPI 3.1 document" }, ...everyRoute },
+    },
+  },
+  // The compatible APIs (MaxMind, ipinfo, ip-api): src/compat/openapi.ts.
+  ...COMPAT_OPENAPI_PATHS,
+};
+
+/** A documented path's operations; a route the table names without them fails at start-up. */
+function operationsOf(path: string): Record<string, unknown> {
+  const operations = OPERATIONS[path];
+  if (!operations) throw new Error(`No OpenAPI operations for the route ${path}`);
+  return operations;
+}
+
 /** The document served at `/openapi.json`. */
 export const OPENAPI_DOCUMENT = {
   openapi: "3.1.0",
@@ -249,182 +434,13 @@ export const OPENAPI_DOCUMENT = {
     title: "ipintel",
     version: denoJson.version,
     description:
-      "Self-hosted IP intelligence: geolocation, time zone, currency, network, user agent and security. Every GET also answers HEAD (same headers, no body). A method no route serves (PUT, TRACE, …) is answered 405 with an Allow header, on every path.",
+      "Self-hosted IP intelligence: geolocation, time zone, currency, network, user agent and security. Every GET also answers HEAD (same headers, no body). A method a path does not serve (PUT, TRACE, POST /me, …) is answered 405 with an Allow header listing those it does.",
     license: { name: "MIT", identifier: "MIT" },
   },
-  paths: {
-    "/ip/{ip}": {
-      parameters: [{ name: "ip", in: "path", required: true, schema: { type: "string" } }],
-      get: {
-        summary: "Look up one IPv4 or IPv6 address",
-        parameters: queryParameters,
-        security,
-        requestBody: {
-          required: false,
-          description:
-            "Only with `--http-server node` (Deno.serve drops GET bodies: use POST). Content-Type: application/json.",
-          content: { "application/json": { schema: userAgentBodySchema } },
-        },
-        responses: {
-          "200": ok("The lookup result", "Envelope"),
-          "404": errorResponse("Invalid IP address, or no data for it"),
-          ...lookupErrors,
-        },
-      },
-      post: {
-        summary: "Look up one address with the user agent in a JSON body",
-        description:
-          'The way to send a user agent in a body on every server: `{"userAgent": "..."}`. Same answer as the GET.',
-        parameters: queryParameters,
-        security,
-        requestBody: {
-          required: true,
-          content: { "application/json": { schema: userAgentBodySchema } },
-        },
-        responses: {
-          "200": ok("The lookup result", "Envelope"),
-          "404": errorResponse("Invalid IP address, or no data for it"),
-          ...lookupErrors,
-          ...unsupportedBody,
-        },
-      },
-    },
-    "/": {
-      get: {
-        summary: "The lookup page for a browser; the caller's own address for anyone else",
-        description:
-          "With `text/html` in Accept (and IPINTEL_WEB not false): the lookup page. Otherwise exactly " +
-          "what `GET /me` answers, with the same keys, limits and query parameters.",
-        parameters: queryParameters,
-        responses: {
-          "200": {
-            description: "The page, or the lookup result of the caller's address",
-            content: { "text/html": { schema: { type: "string" } }, ...formats("Envelope") },
-          },
-          "404": errorResponse("No data for the caller's address"),
-          ...lookupErrors,
-        },
-      },
-    },
-    "/assets/{name}": {
-      get: {
-        summary: "The lookup page's script, style and world map, under content-hashed names",
-        parameters: [{ name: "name", in: "path", required: true, schema: { type: "string" } }],
-        responses: {
-          "200": { description: "The file (cached for a year; gzip when accepted)" },
-          "304": { description: "The If-None-Match ETag is current" },
-          "404": errorResponse("No such file, or the page is off (IPINTEL_WEB=false)"),
-        },
-      },
-    },
-    "/me": {
-      get: {
-        summary: "Look up the caller's own address",
-        description:
-          "The TCP peer; the configured forwarding header only from configured trusted proxies.",
-        parameters: queryParameters,
-        security,
-        responses: {
-          "200": ok("The lookup result", "Envelope"),
-          "404": errorResponse("No data for the caller's address"),
-          ...lookupErrors,
-        },
-      },
-    },
-    "/bulk/{ip_list}": {
-      get: {
-        summary: "Look up several comma-separated addresses",
-        description:
-          "Items keep the request's order; a failed item is `{ip, error}` in place. Each address costs one rate-limit unit.",
-        parameters: [
-          { name: "ip_list", in: "path", required: true, schema: { type: "string" } },
-          ...queryParameters,
-        ],
-        security,
-        responses: {
-          "200": ok("One item per address", "BulkEnvelope"),
-          ...lookupErrors,
-        },
-      },
-    },
-    "/bulk": {
-      post: {
-        summary: "Look up a list of addresses too long for a URL",
-        parameters: queryParameters,
-        security,
-        requestBody: {
-          required: true,
-          content: {
-            "application/json": {
-              schema: {
-                type: "object",
-                required: ["ips"],
-                properties: {
-                  ips: { type: "array", items: { type: "string" } },
-                  userAgent: { type: "string" },
-                },
-              },
-            },
-          },
-        },
-        responses: {
-          "200": ok("One item per address", "BulkEnvelope"),
-          ...lookupErrors,
-          ...unsupportedBody,
-        },
-      },
-    },
-    "/health": {
-      get: {
-        summary: "Liveness: the process answers (also while the data is loading)",
-        responses: {
-          "200": { description: '{"success":true,"data":{"status":"ok"}}' },
-          ...everyRoute,
-        },
-      },
-    },
-    "/ready": {
-      get: {
-        summary:
-          "Readiness: the data is loaded and the Deno KV answers; lists the loaded databases with their licences and attribution",
-        responses: {
-          "200": { description: "Ready, with the loaded databases" },
-          ...everyRoute,
-          "503": errorResponse("Not ready; the message says why"),
-        },
-      },
-    },
-    "/metrics": {
-      get: {
-        summary:
-          "Prometheus metrics (text format 0.0.4); with IPINTEL_METRICS_TOKEN set, only for Authorization: Bearer <token>",
-        responses: {
-          "200": { description: "Metrics in the Prometheus text format" },
-          ...everyRoute,
-          "401": errorResponse("Missing or wrong metrics token"),
-        },
-      },
-    },
-    "/status": {
-      get: {
-        summary:
-          "Each loaded source's data date, age, size, licence; configured sources that are absent",
-        responses: {
-          "200": { description: "Data status" },
-          ...everyRoute,
-          "503": errorResponse("Data is not loaded yet"),
-        },
-      },
-    },
-    "/openapi.json": {
-      get: {
-        summary: "This document",
-        responses: { "200": { description: "OpenAPI 3.1 document" }, ...everyRoute },
-      },
-    },
-    // The compatible APIs (MaxMind, ipinfo, ip-api): src/compat/openapi.ts.
-    ...COMPAT_OPENAPI_PATHS,
-  },
+  /** The table's paths, in its order; a compatible API's family shows each of its paths. */
+  paths: Object.fromEntries(
+    ROUTES.flatMap((route) => documentedPaths(route).map((path) => [path, operationsOf(path)])),
+  ),
   components: {
     schemas,
     securitySchemes: {
@@ -434,4 +450,4 @@ export const OPENAPI_DOCUMENT = {
       ...COMPAT_SECURITY_SCHEMES,
     },
   },
-} as const;
+};

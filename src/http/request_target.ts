@@ -10,21 +10,24 @@
 
 import { type AppError, BadRequestError, MethodNotAllowedError, quoteInput } from "../errors.ts";
 import { type OutputFormat, parseFormat, renderError } from "../format/mod.ts";
+import { SERVED_METHODS } from "./routes.ts";
 import { STATUS_BY_CODE } from "./status.ts";
-
-/** Every method some route answers (HEAD as GET without the body, OPTIONS for CORS). */
-const SERVED_METHODS: readonly string[] = ["GET", "HEAD", "POST", "OPTIONS"];
 
 // RFC 9110 7.2 Host = uri-host [":" port], narrowed to what a client of this
 // API sends: a DNS name or IPv4 address, or a bracketed IPv6 literal.
 // Percent-encoding, userinfo (`@`), spaces and delimiters are refused.
 const HOST = /^(?:[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
 
+/** The last Host found valid: a server sees the same few over and over. */
+let lastValidHost = "";
+
 /** True for a missing Host (HTTP/1.0, in-process requests) or a well-formed one. */
-export function isValidHost(host: string | null): boolean {
-  if (host === null || host === "") return true;
+function isValidHost(host: string | null): boolean {
+  if (host === null || host === "" || host === lastValidHost) return true;
   const match = HOST.exec(host);
-  return match !== null && (match[1] === undefined || Number(match[1]) <= 65535);
+  const valid = match !== null && (match[1] === undefined || Number(match[1]) <= 65535);
+  if (valid) lastValidHost = host;
+  return valid;
 }
 
 /**
@@ -36,24 +39,20 @@ export function isValidHost(host: string | null): boolean {
  *
  * @example requestTarget(new Request("http://localhost/ip/1.1.1.1?format=xml")) // "/ip/1.1.1.1?format=xml"
  */
-export function requestTarget(request: Request): string {
+export function requestTarget(
+  request: Request,
+  host: string | null = request.headers.get("host"),
+): string {
   const url = request.url;
   const scheme = url.indexOf("://");
   if (scheme === -1) return url; // `*` (OPTIONS *) or another non-URL target
   const authorityStart = scheme + 3;
-  const host = request.headers.get("host");
   if (host && url.startsWith(host, authorityStart)) {
     const rest = url.slice(authorityStart + host.length);
     if (rest.startsWith("/")) return rest;
   }
   const slash = url.indexOf("/", authorityStart);
   return slash === -1 ? "/" : url.slice(slash);
-}
-
-/** The path of a target, without the query. */
-export function targetPath(target: string): string {
-  const query = target.indexOf("?");
-  return query === -1 ? target : target.slice(0, query);
 }
 
 /** The `format` a target asks for (errors are rendered in it), read from the target itself. */

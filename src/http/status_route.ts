@@ -1,27 +1,19 @@
 /** `GET /status`: what data is loaded, how old it is, and which configured sources are absent. */
 
-import type { Hono } from "hono";
 import denoJson from "../../deno.json" with { type: "json" };
+import { DataUnavailableError } from "../errors.ts";
 import type { Json } from "../types.ts";
+import { type Answer, FORMAT_HEADERS } from "./pipeline.ts";
 import type { ServiceSlot } from "./service_slot.ts";
 
 const DAY_MS = 86_400_000;
 
-/** Registers the route; `headers` are the app's JSON headers (CORS); `now` is for tests. */
-export function registerStatusRoute(
-  // deno-lint-ignore no-explicit-any
-  app: Hono<any>,
-  services: ServiceSlot,
-  headers: Record<string, string>,
-  now = () => new Date(),
-) {
+/** The route's handler; the uptime counts from this call; `now` is for tests. */
+export function statusRoute(services: ServiceSlot, now = () => new Date()): () => Answer {
   const started = now();
-  app.get("/status", (c) => {
+  return () => {
     const data = services.current?.data;
-    if (!data) {
-      const body = { success: false, message: "Data is not loaded yet: try again shortly" };
-      return c.body(JSON.stringify(body), 503, headers);
-    }
+    if (!data) throw new DataUnavailableError("Data is not loaded yet: try again shortly");
     const at = now();
     const ageDays = (date: string | null) =>
       date === null ? null : Math.floor((at.getTime() - Date.parse(date)) / DAY_MS);
@@ -53,6 +45,6 @@ export function registerStatusRoute(
         sources,
       },
     };
-    return c.body(JSON.stringify(body), 200, headers);
-  });
+    return { status: 200, headers: FORMAT_HEADERS.json, body: JSON.stringify(body) };
+  };
 }

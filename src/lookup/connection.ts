@@ -4,8 +4,9 @@ import type { ParsedIp } from "../ip/parse.ts";
 import type { DataSet } from "../sources/data_set.ts";
 import type { AsnRecord, IspRecord } from "../sources/records.ts";
 import type { Connection } from "../types.ts";
+import { sharedPart } from "../shared_part.ts";
 
-export const NO_CONNECTION: Connection = Object.freeze({
+export const NO_CONNECTION: Connection = sharedPart({
   asn_number: null,
   asn_org: null,
   isp: null,
@@ -27,7 +28,7 @@ export function createConnectionOf(
     let connection = byAsn.get(record);
     if (!connection) {
       const org = record.autonomous_system_organization ?? null;
-      connection = Object.freeze({
+      connection = sharedPart({
         asn_number: record.autonomous_system_number ?? null,
         asn_org: org,
         isp: org,

@@ -12,6 +12,7 @@ import type { Currency, Flag, GeoLocation, LookupResult, UserAgent } from "../ty
 import { createConnectionOf, NO_CONNECTION } from "./connection.ts";
 import { effectiveCountry, toGeoLocation } from "./geo.ts";
 import { createOverride } from "./override.ts";
+import { sharedPart } from "../shared_part.ts";
 
 export interface LookupDeps {
   data: DataSet;
@@ -74,8 +75,8 @@ interface Seen {
   signals: RiskSignals;
 }
 
-const EMPTY_FLAG: Flag = Object.freeze({ flag_Icon: null, flag_unicode: null });
-const EMPTY_CURRENCY: Currency = Object.freeze({
+const EMPTY_FLAG: Flag = sharedPart({ flag_Icon: null, flag_unicode: null });
+const EMPTY_CURRENCY: Currency = sharedPart({
   code: null,
   symbol: null,
   name: null,
@@ -109,11 +110,11 @@ export function createLookup(deps: LookupDeps): Lookup {
     if (!place) {
       const facts = countryFacts(effectiveCountry(record)?.iso_code ?? null, lang);
       place = Object.freeze({
-        geoLocation: Object.freeze(toGeoLocation(record, lang, facts)),
+        geoLocation: sharedPart(toGeoLocation(record, lang, facts)),
         // A record without a zone (1.1.1.1: registered country only) takes the country's sole zone.
         timeZone: record.location?.time_zone ?? facts.timeZone,
-        flag: Object.freeze(facts.flag),
-        currency: Object.freeze(facts.currency),
+        flag: sharedPart(facts.flag),
+        currency: sharedPart(facts.currency),
       });
       byLang.set(lang, place);
     }
@@ -181,10 +182,12 @@ const NO_SIGNALS: RiskSignals = Object.freeze({
 });
 
 /**
- * Maps a requested `lang` onto one of `languages` (the City database's), case-insensitively:
- * the exact tag, else the first language with the same primary subtag (`de-DE` → `de`,
- * `zh` or `zh-TW` → `zh-CN`, `pt` → `pt-BR`). Anything else is a BadRequestError that
- * echoes the value capped in length.
+ * Maps a requested `lang` onto one of `languages` (the City database's). The value must be
+ * a language tag (BCP 47, as `Intl.getCanonicalLocales` reads it: `de`, `pt-BR`,
+ * `zh-Hant-TW`; not `en-`, `de_AT` or an Accept-Language list). Case-insensitively, the
+ * exact tag, else the first language with the same primary subtag (`de-DE` → `de`,
+ * `zh` or `zh-TW` → `zh-CN`, `pt` → `pt-BR`). Anything else is a BadRequestError naming
+ * the value (capped). Resolutions are remembered (bounded).
  */
 export function createLanguageResolver(
   languages: readonly string[],
@@ -195,10 +198,16 @@ export function createLanguageResolver(
     const primary = l.toLowerCase().split("-")[0]!;
     if (!byPrimary.has(primary)) byPrimary.set(primary, l);
   }
-  return (lang) => {
-    if (!lang) return "en";
-    const lower = lang.toLowerCase().replaceAll("_", "-");
-    const found = exact.get(lower) ?? byPrimary.get(lower.split("-")[0]!);
+  const resolve = (lang: string): string => {
+    let tag: string;
+    try {
+      tag = Intl.getCanonicalLocales(lang)[0]!.toLowerCase();
+    } catch {
+      throw new BadRequestError(
+        `Invalid lang ${quoteInput(lang)}: expected one language tag such as de or pt-BR`,
+      );
+    }
+    const found = exact.get(tag) ?? byPrimary.get(tag.split("-")[0]!);
     if (found === undefined) {
       throw new BadRequestError(
         `Unsupported lang ${quoteInput(lang)}: the City database carries ${languages.join(", ")}`,
@@ -206,6 +215,20 @@ export function createLanguageResolver(
     }
     return found;
   };
+  const resolved = new Map<string, string>();
+  return (lang) => {
+    if (!lang) return "en";
+    let found = resolved.get(lang);
+    if (found === undefined) {
+      found = resolve(lang);
+      if (resolved.size >= RESOLVED_LIMIT) resolved.clear();
+      resolved.set(lang, found);
+    }
+    return found;
+  };
 }
 
-const NO_GEOLOCATION: GeoLocation = Object.freeze(toGeoLocation(null, "en", null));
+/** Bound of the remembered `lang` resolutions (cleared when full). */
+const RESOLVED_LIMIT = 256;
+
+const NO_GEOLOCATION: GeoLocation = sharedPart(toGeoLocation(null, "en", null));

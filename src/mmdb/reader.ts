@@ -83,10 +83,7 @@ export function openMmdb<T>(
     recordSize: m.recordSize,
   });
   const walk = createTreeWalk(bytes, metadata);
-  // mmdb-lib's data decoding (with the offset cache) is used as is; its
-  // resolveDataPointer is not in its type declarations, hence the cast.
-  const resolve = (reader as unknown as { resolveDataPointer(p: number): T }).resolveDataPointer
-    .bind(reader);
+  const resolve = dataResolver<T>(reader);
   return {
     metadata,
     get: (ip) => reader.get(ip) as T | null,
@@ -103,4 +100,22 @@ export function openMmdb<T>(
     getWithPrefixLength: (ip) => reader.getWithPrefixLength(ip) as [T | null, number],
     cacheCounts: () => ({ hits: cache.hits, misses: cache.misses }),
   };
+}
+
+/**
+ * mmdb-lib's decoding of the record a data pointer names (with the offset
+ * cache), used as is. Its Reader has that step, `resolveDataPointer`, but
+ * declares it private, and no public method takes a pointer: so it is checked
+ * here, at open, and a version of mmdb-lib without it (deno.json pins 3.0.3)
+ * fails at start with this message instead of at the first lookup.
+ * tests/mmdb/reader_test.ts holds getBytes() to mmdb-lib's public get().
+ */
+function dataResolver<T>(reader: object): (pointer: number) => T {
+  const method = (reader as { resolveDataPointer?: unknown }).resolveDataPointer;
+  if (typeof method !== "function" || method.length !== 1) {
+    throw new Error(
+      "This mmdb-lib has no Reader.resolveDataPointer(pointer): ipintel needs mmdb-lib 3.0 (see deno.json)",
+    );
+  }
+  return (pointer) => method.call(reader, pointer) as T;
 }

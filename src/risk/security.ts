@@ -16,6 +16,7 @@
 import { formatIpv6, type ParsedIp } from "../ip/parse.ts";
 import type { AnonymousIpRecord } from "../sources/records.ts";
 import type { Risk, RiskMatch, Security, ThreatLevel } from "../types.ts";
+import { sharedPart } from "../shared_part.ts";
 
 /** What the loaded sources say about one address; `null` = no source installed. */
 export interface RiskSignals {
@@ -190,7 +191,7 @@ export function securityOf(s: RiskSignals): Security {
   const key = `${s.tor}${s.vpn}${s.blocklisted}${s.hosting}${s.relay}${s.allowed}`;
   let answer = ANSWERS.get(key);
   if (!answer) {
-    answer = Object.freeze({
+    answer = sharedPart({
       isVpn: s.allowed || s.relay ? false : s.vpn,
       isTor: s.allowed ? false : s.tor,
       isThreat: threatLevel(s),

@@ -13,7 +13,8 @@
 
 import { UAParser } from "ua-parser-js";
 import { LruCache } from "../cache/lru.ts";
-import type { NameVersion, UserAgent } from "../types.ts";
+import type { UserAgent } from "../types.ts";
+import { sharedPart } from "../shared_part.ts";
 
 /**
  * Characters of a user agent that are parsed; the rest is ignored. It is
@@ -111,17 +112,13 @@ interface RawResult {
   cpu: { architecture?: string };
 }
 
-function freezeNameVersion(name: string | null, version: string | null): NameVersion {
-  return Object.freeze({ name, version });
-}
-
 /** The result for an empty or absent user agent. */
-export const EMPTY_USER_AGENT: UserAgent = Object.freeze({
-  browser: freezeNameVersion(null, null),
-  engine: freezeNameVersion(null, null),
-  os: freezeNameVersion(null, null),
-  device: Object.freeze({ type: null, vendor: null, model: null }),
-  cpu: Object.freeze({ architecture: "Unknown" }),
+export const EMPTY_USER_AGENT: UserAgent = sharedPart({
+  browser: { name: null, version: null },
+  engine: { name: null, version: null },
+  os: { name: null, version: null },
+  device: { type: null, vendor: null, model: null },
+  cpu: { architecture: "Unknown" },
 });
 
 /** Parser output to our shape: absent or empty strings become null. */
@@ -152,16 +149,12 @@ function toUserAgent(raw: RawResult): UserAgent {
   if (type === null && osName !== null && DESKTOP_OS_NAMES.has(osName.toLowerCase())) {
     type = "desktop";
   }
-  return Object.freeze({
-    browser: freezeNameVersion(orNull(raw.browser.name), orNull(raw.browser.version)),
-    engine: freezeNameVersion(orNull(raw.engine.name), orNull(raw.engine.version)),
-    os: freezeNameVersion(osName, orNull(raw.os.version)),
-    device: Object.freeze({
-      type,
-      vendor: orNull(raw.device.vendor),
-      model: orNull(raw.device.model),
-    }),
-    cpu: Object.freeze({ architecture: orNull(raw.cpu.architecture) ?? "Unknown" }),
+  return sharedPart({
+    browser: { name: orNull(raw.browser.name), version: orNull(raw.browser.version) },
+    engine: { name: orNull(raw.engine.name), version: orNull(raw.engine.version) },
+    os: { name: osName, version: orNull(raw.os.version) },
+    device: { type, vendor: orNull(raw.device.vendor), model: orNull(raw.device.model) },
+    cpu: { architecture: orNull(raw.cpu.architecture) ?? "Unknown" },
   });
 }
 

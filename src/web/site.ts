@@ -19,11 +19,18 @@ interface Asset {
   etag: string;
 }
 
+/** A response as the HTTP pipeline takes it (src/http/pipeline.ts `Answer`). */
+export interface SiteAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: Uint8Array<ArrayBuffer> | null;
+}
+
 export interface Site {
   /** The page, or a 304 when the browser's copy (If-None-Match) is current. */
-  page(request: Request): Response;
+  page(request: { headers: Headers }): SiteAnswer;
   /** A hashed asset by its file name, or null when there is none. */
-  asset(name: string, request: Request): Response | null;
+  asset(name: string, request: { headers: Headers }): SiteAnswer | null;
 }
 
 /** The Content-Security-Policy of the page: everything from this server, nothing inline. */
@@ -110,20 +117,17 @@ export function createSite(options: { bulkMax: number }): Site {
 
 /** 304 when the client's copy is current; else the body, gzipped when the client accepts it. */
 function respond(
-  request: Request,
+  request: { headers: Headers },
   file: { body: Uint8Array<ArrayBuffer>; gzipped: Uint8Array<ArrayBuffer>; etag: string },
   headers: Record<string, string>,
-): Response {
+): SiteAnswer {
   if (matches(request.headers.get("if-none-match"), file.etag)) {
-    return new Response(null, { status: 304, headers });
+    return { status: 304, headers, body: null };
   }
   if (acceptsGzip(request.headers.get("accept-encoding"))) {
-    return new Response(file.gzipped, {
-      status: 200,
-      headers: { ...headers, "content-encoding": "gzip" },
-    });
+    return { status: 200, headers: { ...headers, "content-encoding": "gzip" }, body: file.gzipped };
   }
-  return new Response(file.body, { status: 200, headers });
+  return { status: 200, headers, body: file.body };
 }
 
 function gzip(body: Uint8Array): Uint8Array<ArrayBuffer> {

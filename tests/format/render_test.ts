@@ -7,7 +7,9 @@ import {
   renderSuccess,
 } from "../../src/format/render.ts";
 import { applySelection, parseFieldSelection } from "../../src/format/select.ts";
-import type { Json } from "../../src/types.ts";
+import { resultEnvelopeJson } from "../../src/format/result_json.ts";
+import { isSharedPart, sharedPart } from "../../src/shared_part.ts";
+import type { Json, LookupResult } from "../../src/types.ts";
 import { asJson, HOSTILE, resultWith, sampleFailed, sampleResult } from "./_sample.ts";
 
 Deno.test("parseFormat reads json, xml, csv case-insensitively and defaults to json", () => {
@@ -107,4 +109,24 @@ Deno.test("renderError gives an XML response for xml", () => {
 Deno.test("renderSuccess csv has no envelope: header row then the data row", () => {
   const { body } = renderSuccess({ ip: "1.1.1.1", city: "Sydney" }, "csv");
   assert.equal(body, "ip,city\r\n1.1.1.1,Sydney\r\n");
+});
+
+Deno.test("shared parts: a frozen object not made by sharedPart() is written anew each time", () => {
+  const browser = { name: "first", version: null };
+  const userAgent = Object.freeze({ ...sampleResult().userAgent, browser }); // frozen one level
+  const result = { ...sampleResult(), userAgent } as LookupResult;
+  const bodies = () => [
+    resultEnvelopeJson(result),
+    renderSuccess(result as unknown as Json, "xml").body,
+    renderSuccess(result as unknown as Json, "csv").body,
+  ];
+  bodies();
+  browser.name = "second";
+  for (const body of bodies()) assert.ok(body.includes("second") && !body.includes("first"), body);
+});
+
+Deno.test("sharedPart() freezes the whole tree", () => {
+  const part = sharedPart({ deep: { inner: [1, { x: 2 }] } });
+  assert.ok(Object.isFrozen(part.deep) && Object.isFrozen(part.deep.inner[1]));
+  assert.ok(isSharedPart(part) && !isSharedPart(part.deep) && !isSharedPart(Object.freeze({})));
 });

@@ -4,7 +4,6 @@ import { AccessControl, type AccessPolicy, anonymousBucket } from "../../src/acc
 import { KeyTable } from "../../src/access/key_table.ts";
 import { RateLimiter } from "../../src/access/rate_limiter.ts";
 import { createApp } from "../../src/http/app.ts";
-import { withFastLookup } from "../../src/http/fast_lookup.ts";
 import { type KeyStore, KvKeyStore, MemoryKeyStore } from "../../src/store/keys.ts";
 import { KvRateCounters, MemoryRateCounters } from "../../src/store/rate_counts.ts";
 import { fixtureDataSet, fixtureLookup, peer } from "../_helpers.ts";
@@ -17,7 +16,7 @@ const config = {
   corsOrigins: ["*"],
 };
 
-/** An app and its fast path over in-memory keys and counters, on a clock the test controls. */
+/** An app over in-memory keys and counters, on a clock the test controls. */
 async function setup(policy: Partial<AccessPolicy> = {}, store: KeyStore = new MemoryKeyStore()) {
   const clock = { ms: 60_000 * 1000 };
   const keys = new KeyTable(store);
@@ -30,14 +29,10 @@ async function setup(policy: Partial<AccessPolicy> = {}, store: KeyStore = new M
   );
   const errors: unknown[] = [];
   const app = createApp({ services, config, access, logError: (e) => errors.push(e) });
-  const calls = { app: 0 };
-  const fast = withFastLookup(services, config, (request, env) => {
-    calls.app++;
-    return app.fetch(request, env);
-  }, access);
+  const fast = app.fetch;
   const get = (path: string, headers: Record<string, string> = {}, from = "203.0.113.9") =>
     fast(new Request(`http://localhost${path}`, { headers }), peer(from));
-  return { store, keys, limiter, app, fast, get, clock, errors, calls };
+  return { store, keys, limiter, app, fast, get, clock, errors };
 }
 
 const body = async (response: Response) => ({
@@ -194,20 +189,16 @@ Deno.test("optional mode serves keyless callers per address (IPv6 per /64) and s
   assert.equal(anonymousBucket("::ffff:192.0.2.1"), "192.0.2.1");
 });
 
-Deno.test("the fast path and the app agree on allowed, refused and limited requests", async () => {
-  // Two setups on one key store, each with its own counters: requests go through the fast path
-  // in one and straight to the app in the other; every answer must match, headers included.
+Deno.test("allowed, refused and limited requests, each with its RateLimit headers", async () => {
   const store = new MemoryKeyStore();
   const { key } = await store.create({ name: "acme" });
   const one = await setup({ auth: "required", rateLimit: 40 }, store);
-  const two = await setup({ auth: "required", rateLimit: 40 }, store);
   const cases: [string, Record<string, string>][] = [
     ["/ip/81.2.69.142", {}], // 401: no key
     ["/ip/81.2.69.142?format=xml", {}], // 401 in XML
     ["/ip/81.2.69.142", { "x-api-key": "ipi_nope" }], // 401: wrong key
     ["/ip/1.2.3", { "x-api-key": key }], // 404 after the charge
   ];
-  // The query forms the fast path answers, in turn (the last ones refused in their format).
   const paths = [
     "/ip/81.2.69.142",
     "/ip/2a02:ec0::1?format=xml",
@@ -218,25 +209,16 @@ Deno.test("the fast path and the app agree on allowed, refused and limited reque
   for (let i = 0; i < 42; i++) {
     cases.push([paths[i % paths.length]!, { authorization: `Bearer ${key}` }]);
   } // 39 × 200, then 429 × 3
-  const view = async (r: Response) => ({
-    status: r.status,
-    headers: [...r.headers].filter(([n]) => n !== "content-length").sort(),
-    body: await r.text(),
-  });
   const statuses = new Map<number, number>();
   for (const [path, headers] of cases) {
-    const viaFast = await one.get(path, headers);
-    const viaApp = await two.app.fetch(
-      new Request(`http://localhost${path}`, { headers }),
-      peer("203.0.113.9"),
-    );
-    assert.deepEqual(await view(viaFast), await view(viaApp), `${path} ${JSON.stringify(headers)}`);
-    statuses.set(viaFast.status, (statuses.get(viaFast.status) ?? 0) + 1);
+    const response = await one.get(path, headers);
+    const body = await response.text();
+    const charged = response.status !== 401;
+    assert.equal(response.headers.get("ratelimit-limit") !== null, charged, path);
+    if (path.includes("format=xml")) assert.ok(body.startsWith("<?xml"), path);
+    statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
   }
   assert.deepEqual(Object.fromEntries(statuses), { 401: 3, 404: 1, 200: 39, 429: 3 });
-  // Within each sync's allowance the fast path answers alone; the rest went through the app.
-  const viaFastOnly = cases.length - one.calls.app;
-  assert.ok(viaFastOnly >= 10, `the fast path answered ${viaFastOnly} by itself`);
 });
 
 Deno.test("a revoked or rotated key is refused once the table has refreshed", async () => {
@@ -312,8 +294,7 @@ Deno.test("two app instances on one KV file share a key's budget within the stat
         keys,
         limiter,
       );
-      const app = createApp({ services, config, access, logError: () => {} });
-      return withFastLookup(services, config, app.fetch, access);
+      return createApp({ services, config, access, logError: () => {} }).fetch;
     }));
     const statuses: number[] = [];
     for (let i = 0; i < 120; i++) {

@@ -65,8 +65,45 @@ Deno.test("the CORS preflight advertises only the methods each path serves", asy
     return response.headers.get("access-control-allow-methods");
   };
   assert.equal(await preflight("/ip/81.2.69.142"), "GET,HEAD,POST");
-  assert.equal(await preflight("/bulk"), "GET,HEAD,POST");
+  assert.equal(await preflight("/bulk"), "POST");
   assert.equal(await preflight("/bulk/1.1.1.1"), "GET,HEAD");
   assert.equal(await preflight("/me"), "GET,HEAD");
   assert.equal(await preflight("/health"), "GET,HEAD");
+});
+
+Deno.test("a method the path does not serve is a 405 whose Allow lists the route's methods", async () => {
+  const cases: [string, string, string][] = [
+    ["POST", "/me", "GET, HEAD, OPTIONS"],
+    ["GET", "/bulk", "POST, OPTIONS"],
+    ["POST", "/health", "GET, HEAD, OPTIONS"],
+    ["PUT", "/ip/1.1.1.1", "GET, HEAD, POST, OPTIONS"], // no route serves PUT: every method
+  ];
+  for (const [method, path, allow] of cases) {
+    const response = await app.request(`${path}?format=xml`, { method });
+    assert.equal(response.status, 405, `${method} ${path}`);
+    if (method !== "PUT") assert.equal(response.headers.get("allow"), allow, `${method} ${path}`);
+    assert.match(await response.text(), /^<\?xml.*is not allowed/s, `${method} ${path}`);
+  }
+});
+
+Deno.test("query parameters read as URLSearchParams reads them, decoded or not", async () => {
+  const queries = [
+    "format=xml&get=city",
+    "get=city&get=country",
+    "format",
+    "=xml&format=csv",
+    "&&format=xml&",
+    "format=x%6Dl",
+    "%66ormat=xml",
+    "get=city+country",
+    "get=%ZZ&format=xml",
+    "get=a=b",
+  ];
+  for (const query of queries) {
+    const expected = new URLSearchParams(query).get("format");
+    const response = await app.request(`/ip/81.2.69.142?${query}`);
+    const xml = expected?.trim().toLowerCase() === "xml";
+    const body = await response.text();
+    assert.equal(body.startsWith("<?xml"), xml, query);
+  }
 });

@@ -95,7 +95,8 @@ Deno.test("lookup() returns names in another language and falls back to English"
 
 const LANG_FALLBACKS: Array<{ lang: string; country: string }> = [
   { lang: "de-DE", country: "Vereinigtes Königreich" },
-  { lang: "de_AT", country: "Vereinigtes Königreich" },
+  { lang: "de-AT", country: "Vereinigtes Königreich" },
+  { lang: "DE-at-1996", country: "Vereinigtes Königreich" },
   { lang: "ja-JP", country: "United Kingdom" }, // ja has no name for the country: English
   { lang: "en-GB", country: "United Kingdom" },
 ];
@@ -114,11 +115,26 @@ Deno.test("lookup() names the currency in the requested language", () => {
   assert.equal(de.symbol, "£");
 });
 
+// Not one language tag: 400 naming the value, never a fallback on its first part.
+const NOT_TAGS = ["en-", "en--US", "de-<b>", "en-US,fr;q=0.5", "fr-FR,de", "de_AT", "-de", "de DE"];
+
+for (const lang of NOT_TAGS) {
+  Deno.test(`lookup() refuses lang=${JSON.stringify(lang)}: not a language tag`, () => {
+    assert.throws(
+      () => lookup("81.2.69.142", { lang }),
+      (error: unknown) =>
+        error instanceof BadRequestError &&
+        error.message ===
+          `Invalid lang ${JSON.stringify(lang)}: expected one language tag such as de or pt-BR`,
+    );
+  });
+}
+
 Deno.test("lookup() refuses an unknown lang, echoing at most 64 characters of it", () => {
-  const long = "q".repeat(10_000);
+  const long = `qq-x-${Array(2000).fill("abcdefgh").join("-")}`; // a tag, of no language carried
   assert.throws(() => lookup("81.2.69.142", { lang: long }), (error: unknown) => {
     assert.ok(error instanceof BadRequestError);
-    assert.ok(error.message.startsWith(`Unsupported lang "${"q".repeat(64)}…"`), error.message);
+    assert.ok(error.message.startsWith(`Unsupported lang "${long.slice(0, 64)}…"`), error.message);
     assert.ok(error.message.length < 200, `${error.message.length} characters`);
     return true;
   });

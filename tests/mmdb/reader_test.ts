@@ -115,3 +115,17 @@ Deno.test("6to4 and Teredo addresses read the IPv4 address they embed in any fil
     assert.deepEqual(city.getBytes(parseIp(ip).bytes), city.get(ip), ip);
   }
 });
+
+Deno.test("openMmdb() refuses, at open, an mmdb-lib Reader without resolveDataPointer", async () => {
+  const { Reader } = await import("mmdb-lib");
+  const bytes = await Deno.readFile(defaultDataFile("asn"));
+  const original = Object.getOwnPropertyDescriptor(Reader.prototype, "resolveDataPointer")!;
+  // deno-lint-ignore no-explicit-any
+  delete (Reader.prototype as any).resolveDataPointer;
+  try {
+    assert.throws(() => openMmdb(bytes), /no Reader\.resolveDataPointer\(pointer\)/);
+  } finally {
+    Object.defineProperty(Reader.prototype, "resolveDataPointer", original);
+  }
+  assert.ok(openMmdb(bytes).getBytes(new Uint8Array([8, 8, 8, 8])), "restored");
+});

@@ -1,0 +1,121 @@
+/**
+ * The route table: every path the server answers, once. It drives routing
+ * (app.ts), `Allow` and 405s, the CORS preflight's methods, the OpenAPI
+ * document's paths (openapi.ts), and the route label of metrics and access
+ * logs (never the URL: no address, no `apiKey`, a bounded set of values).
+ *
+ * Adding a route: one entry here, one handler in app.ts (`HANDLERS` must have
+ * one per path) and its operations in openapi.ts (likewise checked).
+ */
+
+/** A method a route can serve; HEAD (as GET, without the body) and OPTIONS come with every route. */
+export type RouteMethod = "GET" | "POST";
+
+export interface RouteSpec {
+  /** The pattern as OpenAPI writes it: exact, or one `{param}` as the last segment. */
+  readonly path: string;
+  readonly methods: readonly RouteMethod[];
+  /** The paths the OpenAPI document shows for this route, where they are not just `path`. */
+  readonly documents?: readonly string[];
+}
+
+export const ROUTES = [
+  { path: "/ip/{ip}", methods: ["GET", "POST"] },
+  { path: "/me", methods: ["GET"] },
+  { path: "/bulk/{ip_list}", methods: ["GET"] },
+  { path: "/bulk", methods: ["POST"] },
+  { path: "/", methods: ["GET"] },
+  { path: "/assets/{name}", methods: ["GET"] },
+  { path: "/health", methods: ["GET"] },
+  { path: "/ready", methods: ["GET"] },
+  { path: "/status", methods: ["GET"] },
+  { path: "/metrics", methods: ["GET"] },
+  { path: "/openapi.json", methods: ["GET"] },
+  // The compatible APIs (src/compat): MaxMind GeoIP2, ipinfo, ip-api.
+  { path: "/geoip/v2.1/country/{ip}", methods: ["GET"] },
+  { path: "/geoip/v2.1/city/{ip}", methods: ["GET"] },
+  { path: "/geoip/v2.1/insights/{ip}", methods: ["GET"] },
+  {
+    path: "/ipinfo/{path}",
+    methods: ["GET", "POST"],
+    documents: ["/ipinfo", "/ipinfo/{ip}", "/ipinfo/{ip}/{field}", "/ipinfo/batch"],
+  },
+  { path: "/json/{ip}", methods: ["GET"], documents: ["/json", "/json/{ip}"] },
+  { path: "/batch", methods: ["POST"] },
+] as const satisfies readonly RouteSpec[];
+
+export type RoutePath = typeof ROUTES[number]["path"];
+
+/** The paths the OpenAPI document shows for a route. */
+export function documentedPaths(route: RouteSpec): readonly string[] {
+  return route.documents ?? [route.path];
+}
+
+/** The label of a request no route serves. */
+export const UNMATCHED = "unmatched";
+
+/** Every route label (the route paths, then `unmatched`), indexed as {@link routeIndex} gives them. */
+export const ROUTE_LABELS: readonly string[] = [...ROUTES.map((r) => r.path), UNMATCHED];
+
+/** Every method some route answers: the table's, HEAD and OPTIONS. */
+export const SERVED_METHODS: readonly string[] = [
+  ...new Set(["GET", "HEAD", ...ROUTES.flatMap((r) => r.methods), "OPTIONS"]),
+];
+
+/** The methods a route answers, as `Allow` lists them. */
+export function allowedMethods(route: RouteSpec): string[] {
+  const methods: string[] = [...route.methods];
+  if (methods.includes("GET")) methods.splice(1, 0, "HEAD");
+  return [...methods, "OPTIONS"];
+}
+
+const EXACT = new Map<string, number>();
+const PREFIXES: { prefix: string; index: number }[] = [];
+ROUTES.forEach((route: RouteSpec, index) => {
+  const brace = route.path.indexOf("{");
+  if (brace === -1) EXACT.set(route.path, index);
+  else PREFIXES.push({ prefix: route.path.slice(0, brace), index });
+});
+for (const path of EXACT.keys()) {
+  if (PREFIXES.some(({ prefix }) => path.startsWith(prefix))) {
+    throw new Error(`Route ${path} starts with a {param} route's prefix: matchRoute cannot tell`);
+  }
+}
+
+/**
+ * The route serving `path` (the raw path, without the query), as its index in
+ * {@link ROUTES} and the raw (still percent-encoded) `{param}`; or null. An
+ * exact route wins; a `{param}` route takes any rest after its prefix, and
+ * also its prefix without the final slash (`/ip` and `/ip/` are `/ip/{ip}`
+ * with an empty address: its handler says what is missing).
+ *
+ * @example matchRoute("/ip/8.8.8.8") // { index: 0, param: "8.8.8.8" }
+ */
+export function matchRoute(path: string): { index: number; param: string } | null {
+  // No exact path starts with a prefix (checked at load), so the common `/ip/…` skips the map.
+  for (const { prefix, index } of PREFIXES) {
+    if (path.startsWith(prefix)) return { index, param: path.slice(prefix.length) };
+  }
+  const exact = EXACT.get(path);
+  if (exact !== undefined) return { index: exact, param: "" };
+  for (const { prefix, index } of PREFIXES) {
+    if (path.length === prefix.length - 1 && prefix.startsWith(path)) return { index, param: "" };
+  }
+  return null;
+}
+
+/**
+ * The index in {@link ROUTE_LABELS} of the route serving `url` (an absolute
+ * URL, as `Request.url` gives it; a forged Host cannot reach here: both
+ * servers refuse it first).
+ *
+ * @example ROUTE_LABELS[routeIndex("http://localhost:8000/ip/8.8.8.8?apiKey=x")] // "/ip/{ip}"
+ */
+export function routeIndex(url: string): number {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start === -1) return ROUTES.length;
+  let end = url.indexOf("?", start);
+  const hash = url.indexOf("#", start);
+  if (hash !== -1 && (end === -1 || hash < end)) end = hash;
+  return matchRoute(url.slice(start, end === -1 ? url.length : end))?.index ?? ROUTES.length;
+}
