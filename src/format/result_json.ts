@@ -43,8 +43,12 @@ export function resultEnvelopeJson(r: LookupResult): string {
  * `JSON.stringify` and escaping.
  */
 export function bulkEnvelopeJson(items: readonly (LookupResult | FailedItem)[]): string {
-  const parts = items.map((item) => "error" in item ? asciiJson(item) : resultJson(item));
-  return `{"success":true,"data":{"responseArray":[${parts.join(",")}]}}`;
+  return `{"success":true,"data":{"responseArray":[${items.map(bulkItemJson).join(",")}]}}`;
+}
+
+/** One bulk item's JSON text, as `responseArray` holds it (a streamed answer writes the same). */
+export function bulkItemJson(item: LookupResult | FailedItem): string {
+  return "error" in item ? asciiJson(item) : resultJson(item);
 }
 
 /** One result's JSON object, in layout order. */

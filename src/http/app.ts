@@ -8,7 +8,6 @@ import type { Config } from "../config.ts";
 import {
   AppError,
   BadRequestError,
-  capInput,
   DataUnavailableError,
   MethodNotAllowedError,
   quoteInput,
@@ -17,20 +16,23 @@ import {
 import { applySelection, type OutputFormat, renderError, renderSuccess } from "../format/mod.ts";
 import { CONTENT_TYPES, type Rendered } from "../format/render.ts";
 import { bulkEnvelopeJson, resultEnvelopeJson } from "../format/result_json.ts";
-import type { Lookup } from "../lookup/lookup.ts";
 import type { DataSet } from "../sources/data_set.ts";
-import type { FailedItem, Json, LookupResult } from "../types.ts";
+import type { Json, LookupResult } from "../types.ts";
 import { apiKeyOf, rateLimitHeaders } from "./access.ts";
-import { isJsonObject, readJsonBody, requireJsonContentType } from "./body.ts";
+import { lookupItem } from "../bulk/stream.ts";
+import { streamFormat } from "../format/stream.ts";
+import {
+  bodyFormat,
+  type BulkStreamDeps,
+  streamBodyAnswer,
+  streamListAnswer,
+} from "./bulk_stream.ts";
 import { createClientAddressResolver } from "./client_address.ts";
 import {
   type LookupRequest,
   readLookupQuery,
-  requestBody,
   requestFormat,
   splitBulkList,
-  trimBulkItem,
-  userAgentFromBody,
   withLookupBody,
   withLookupRequest,
 } from "./lookup_request.ts";
@@ -74,7 +76,6 @@ export function createApp(deps: AppDeps): Hono<Env> {
   const { services, config } = deps;
   const logError = deps.logError ?? ((error) => console.error(error));
   const clientAddress = createClientAddressResolver(config);
-  const postBulkLimit = 1024 + config.bulkMax * 64;
   const readyBodies = new WeakMap<DataSet, string>();
   const openApiBody = JSON.stringify(OPENAPI_DOCUMENT);
   const app = new Hono<Env>();
@@ -218,26 +219,39 @@ export function createApp(deps: AppDeps): Hono<Env> {
 
   app.get("/bulk/:list{[\\s\\S]+}", (c) => {
     authenticate(c);
-    return withLookupRequest(c, (request) => many(c, request, splitBulkList(c.req.param("list"))));
+    return withLookupRequest(c, (request) => {
+      const ips = splitBulkList(c.req.param("list"));
+      const format = streamFormat(c.req.query("format"), c.req.header("accept") ?? null);
+      if (format === "ndjson" || ips.length > config.bulkMax) {
+        return streamListAnswer(ips, { ...request, format }, bulkStreamDeps(c));
+      }
+      return many(c, request, ips);
+    });
   });
   for (const path of ["/bulk", "/bulk/"]) {
     app.get(path, (c) => fail(c, new BadRequestError("Empty bulk list: use /bulk/{ip},{ip},...")));
   }
 
-  app.post("/bulk", async (c) => {
+  // Streamed bulk (issue 22, src/http/bulk_stream.ts): POST /bulk always streams; a
+  // GET list streams past IPINTEL_BULK_MAX or in NDJSON.
+  app.post("/bulk", (c) => {
     authenticate(c);
     const request = readLookupQuery(c);
-    requireJsonContentType(c.req.raw.headers);
-    const body = await readJsonBody(requestBody(c), postBulkLimit);
-    if (
-      !isJsonObject(body) || !Array.isArray(body.ips) ||
-      body.ips.some((ip) => typeof ip !== "string")
-    ) {
-      throw new BadRequestError('Invalid JSON body: expected {"ips": ["<ip>", ...]}');
-    }
-    const userAgent = userAgentFromBody(body) ?? request.userAgent;
-    return many(c, { ...request, userAgent }, (body.ips as string[]).map(trimBulkItem));
+    const format = streamFormat(c.req.query("format"), c.req.header("accept") ?? null);
+    const bodyType = bodyFormat(c.req.raw.headers);
+    return streamBodyAnswer(c.req.raw.body, bodyType, { ...request, format }, bulkStreamDeps(c));
   });
+  const bulkStreamDeps = (c: Context<Env>): BulkStreamDeps => {
+    const current = services.current;
+    if (!current) throw new DataUnavailableError(LOADING_MESSAGE);
+    return {
+      lookup: current.lookup,
+      access,
+      caller: c.get("caller") ?? null,
+      headers: (type) => headersFor(c, type),
+      logError: (error) => logError(error, c.req.raw),
+    };
+  };
 
   app.notFound((c) => {
     const path = targetPath(requestTarget(c.req.raw));
@@ -267,11 +281,6 @@ export function createApp(deps: AppDeps): Hono<Env> {
     if (ips.length === 0) {
       throw new BadRequestError("Empty bulk list: give at least one IP address");
     }
-    if (ips.length > config.bulkMax) {
-      throw new BadRequestError(
-        `Too many addresses in bulk request: ${ips.length} given, at most ${config.bulkMax}`,
-      );
-    }
     // One unit per address; the whole call is refused when they do not all fit.
     return charged(c, ips.length, () => {
       // One data set for the whole list, even if a reload swaps it meanwhile.
@@ -285,28 +294,6 @@ export function createApp(deps: AppDeps): Hono<Env> {
       const responseArray: Json[] = items.map((item) => applySelection(item, request.selection));
       return send(c, 200, renderSuccess({ responseArray }, request.format));
     });
-  }
-
-  /** One bulk item: a result, or the failure in place; other errors fail the whole call. */
-  function lookupItem(
-    ip: string,
-    request: LookupRequest,
-    lookup: Lookup,
-  ): LookupResult | FailedItem {
-    try {
-      return lookup(ip, request);
-    } catch (error) {
-      if (
-        error instanceof AppError && (error.code === "invalid_ip" || error.code === "not_found")
-      ) {
-        // The input as given, capped: an item never grows with the request.
-        return {
-          ip: capInput(ip),
-          error: { status: STATUS_BY_CODE[error.code], message: error.message },
-        };
-      }
-      throw error;
-    }
   }
 
   function fail(c: Context<Env>, error: unknown, format: OutputFormat = requestFormat(c)) {

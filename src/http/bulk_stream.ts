@@ -1,0 +1,168 @@
+/**
+ * Streamed bulk answers over HTTP (`POST /bulk`, and `GET /bulk/{list}` past
+ * IPINTEL_BULK_MAX or with NDJSON asked for): the body is read as the answer
+ * is written, and the answer is a stream the socket pulls, batch by batch
+ * (src/bulk/stream.ts). No framework here: app.ts registers the routes.
+ *
+ * Before the first batch is answered the request can still fail with a status
+ * (400 for an empty list or a malformed body start, 429 when not one unit of
+ * the budget is left, 503 while loading); after, a stop is the final record.
+ * When the client goes away, the stream is cancelled: the pipeline stops
+ * reading the body and looking up.
+ */
+
+import type { AccessControl, Caller } from "../access/access.ts";
+import { assertAllowed } from "../access/access.ts";
+import type { RateDecision } from "../access/rate_limiter.ts";
+import { type BulkInput, type InputFormat, inputParser, readInput } from "../bulk/input.ts";
+import { answerBulk, type BulkEvent, type Grant } from "../bulk/stream.ts";
+import { quoteInput, RateLimitedError, UnsupportedMediaTypeError } from "../errors.ts";
+import type { FieldSelection } from "../format/select.ts";
+import { type StreamFormat, streamWriter } from "../format/stream.ts";
+import type { Lookup } from "../lookup/lookup.ts";
+import { rateLimitHeaders } from "./access.ts";
+
+export interface BulkStreamRequest {
+  format: StreamFormat;
+  selection: FieldSelection | null;
+  lang: string | null;
+  /** From the `ua` parameter or the User-Agent header; a JSON body's own wins. */
+  userAgent: string | null;
+}
+
+export interface BulkStreamDeps {
+  /** The lookup of the data set the whole stream uses (taken when it starts). */
+  lookup: Lookup;
+  access: AccessControl | undefined;
+  caller: Caller | null;
+  /** The constant response headers for a content type (CORS...). */
+  headers: (contentType: string) => Record<string, string>;
+  logError: (error: unknown) => void;
+}
+
+/** The body formats by Content-Type: JSON `{"ips": [...]}`, plain text lines, NDJSON lines. */
+export function bodyFormat(headers: Headers): InputFormat {
+  const type = headers.get("content-type");
+  const essence = type?.split(";", 1)[0]?.trim().toLowerCase();
+  if (essence === "application/json") return "json";
+  if (essence === "text/plain") return "text";
+  if (essence === "application/x-ndjson" || essence === "application/jsonl") return "ndjson";
+  throw new UnsupportedMediaTypeError(
+    `Unsupported Content-Type ${
+      type === null ? "(none)" : quoteInput(type)
+    }: send application/json ({"ips": [...]}), text/plain (one address a line) or application/x-ndjson`,
+  );
+}
+
+/** Streams the answer to a body of addresses in `format` (see bodyFormat). */
+export function streamBodyAnswer(
+  body: ReadableStream<Uint8Array> | null,
+  format: InputFormat,
+  request: BulkStreamRequest,
+  deps: BulkStreamDeps,
+): Promise<Response> {
+  const parser = inputParser(format);
+  const input = body ? readInput(body, parser) : noInput(parser);
+  return streamAnswer(input, () => parser.userAgent ?? request.userAgent, request, deps);
+}
+
+/** Streams the answer to a list already in memory (a long `GET /bulk/{list}`). */
+export function streamListAnswer(
+  items: string[],
+  request: BulkStreamRequest,
+  deps: BulkStreamDeps,
+): Promise<Response> {
+  return streamAnswer(listInput(items), () => request.userAgent, request, deps);
+}
+
+async function streamAnswer(
+  input: AsyncIterable<BulkInput[]>,
+  userAgent: () => string | null,
+  request: BulkStreamRequest,
+  deps: BulkStreamDeps,
+): Promise<Response> {
+  let firstDecision: RateDecision | null = null;
+  let charges = 0;
+  const events = answerBulk(input, {
+    lookup: deps.lookup,
+    lang: request.lang,
+    userAgent,
+    charge: deps.access
+      ? async (units) => {
+        const grant = await chargeUnits(deps.access!, deps.caller, units);
+        if (charges++ === 0) firstDecision = grant.decision;
+        return grant;
+      }
+      : undefined,
+    logError: deps.logError,
+  });
+  // The first batch decides the status: errors before it are answered as errors.
+  const first = await events.next();
+  const writer = streamWriter(request.format, request.selection);
+  const encoder = new TextEncoder();
+  const render = (event: IteratorResult<BulkEvent>): { text: string; last: boolean } => {
+    if (event.done) return { text: writer.tail(null), last: true };
+    if ("stop" in event.value) return { text: writer.tail(event.value.stop), last: true };
+    return { text: writer.items(event.value.items), last: false };
+  };
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      const { text, last } = render(first);
+      controller.enqueue(encoder.encode(writer.head() + text));
+      if (last) controller.close();
+    },
+    async pull(controller) {
+      const { text, last } = render(await events.next());
+      if (text !== "") controller.enqueue(encoder.encode(text));
+      if (last) controller.close();
+    },
+    async cancel() {
+      // The client went away: stop reading the body and looking up.
+      await events.return(undefined);
+    },
+  });
+  const decision = firstDecision as RateDecision | null;
+  const headers = deps.headers(writer.contentType);
+  return new Response(body, {
+    status: 200,
+    headers: decision ? { ...headers, ...rateLimitHeaders(decision) } : headers,
+  });
+}
+
+/**
+ * Charges `units` to the caller: the one place a stream spends its budget.
+ * When they do not all fit, what is left (at least one) is tried once more, so
+ * that a stream uses its budget to the last unit before it stops.
+ */
+async function chargeUnits(
+  access: AccessControl,
+  caller: Caller | null,
+  units: number,
+): Promise<Grant & { decision: RateDecision | null }> {
+  const charge = async (cost: number) =>
+    access.tryCharge(caller, cost) ?? await access.charge(caller, cost);
+  let cost = units;
+  let decision = await charge(cost);
+  if (decision && !decision.allowed && units > 1) {
+    cost = Math.min(units, Math.max(1, decision.remaining));
+    decision = await charge(cost);
+  }
+  if (!decision || decision.allowed) return { units: cost, refusal: null, decision };
+  try {
+    assertAllowed(caller!, decision, cost);
+  } catch (error) {
+    if (error instanceof RateLimitedError) return { units: 0, refusal: error, decision };
+    throw error;
+  }
+  throw new Error("A refused rate decision did not refuse");
+}
+
+async function* listInput(items: string[]): AsyncGenerator<BulkInput[]> {
+  yield items;
+}
+
+async function* noInput(parser: ReturnType<typeof inputParser>): AsyncGenerator<BulkInput[]> {
+  const out: BulkInput[] = [];
+  parser.end(out);
+  if (out.length > 0) yield out;
+}
