@@ -10,10 +10,11 @@
  * budget runs out, or the body turns out malformed, or a lookup fails
  * unexpectedly after answers were sent, the stream ends with a {@link BulkStop}
  * saying why and how many items were answered; before the first answer such
- * errors are thrown, so that the caller can still answer with a status.
+ * errors are thrown, so that the caller can still answer with a status. An
+ * empty input yields nothing.
  */
 
-import { AppError, BadRequestError, capInput, RateLimitedError } from "../errors.ts";
+import { AppError, capInput, quoteInput, RateLimitedError } from "../errors.ts";
 import { STATUS_BY_CODE } from "../http/status.ts";
 import type { Lookup, LookupOptions } from "../lookup/lookup.ts";
 import type { FailedItem, LookupResult } from "../types.ts";
@@ -52,6 +53,12 @@ export interface BulkOptions {
   logError?: (error: unknown) => void;
   /** Items per batch (default {@link BATCH_SIZE}). */
   batchSize?: number;
+  /**
+   * Reports an unexpected lookup failure (a corrupt record) in place as a 500
+   * item instead of ending the stream (the command line: one bad record does
+   * not stop a run).
+   */
+  failInPlace?: boolean;
 }
 
 /**
@@ -84,7 +91,9 @@ export async function* answerBulk(
         lookupOptions ??= { userAgent: options.userAgent(), lang: options.lang };
         const out = new Array<BulkItem>(granted);
         for (let i = 0; i < granted; i++) {
-          out[i] = lookupItem(batch[i]!, lookupOptions, options.lookup);
+          out[i] = options.failInPlace
+            ? lookupOrReport(batch[i]!, lookupOptions, options.lookup)
+            : lookupItem(batch[i]!, lookupOptions, options.lookup);
         }
         if (granted > 0) {
           answered += granted;
@@ -106,7 +115,6 @@ export async function* answerBulk(
   } finally {
     await source.return?.();
   }
-  if (answered === 0) throw new BadRequestError("Empty bulk list: give at least one IP address");
 }
 
 /**
@@ -129,6 +137,20 @@ export function lookupItem(item: BulkInput, options: LookupOptions, lookup: Look
       };
     }
     throw error;
+  }
+}
+
+/** lookupItem, with unexpected failures in place too (errors of the request itself still throw). */
+function lookupOrReport(item: BulkInput, options: LookupOptions, lookup: Lookup): BulkItem {
+  try {
+    return lookupItem(item, options, lookup);
+  } catch (error) {
+    if (error instanceof AppError || typeof item !== "string") throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    return {
+      ip: capInput(item),
+      error: { status: 500, message: `Lookup of ${quoteInput(item)} failed: ${reason}` },
+    };
   }
 }
 

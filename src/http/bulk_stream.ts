@@ -16,7 +16,12 @@ import { assertAllowed } from "../access/access.ts";
 import type { RateDecision } from "../access/rate_limiter.ts";
 import { type BulkInput, type InputFormat, inputParser, readInput } from "../bulk/input.ts";
 import { answerBulk, type BulkEvent, type Grant } from "../bulk/stream.ts";
-import { quoteInput, RateLimitedError, UnsupportedMediaTypeError } from "../errors.ts";
+import {
+  BadRequestError,
+  quoteInput,
+  RateLimitedError,
+  UnsupportedMediaTypeError,
+} from "../errors.ts";
 import type { FieldSelection } from "../format/select.ts";
 import { type StreamFormat, streamWriter } from "../format/stream.ts";
 import type { Lookup } from "../lookup/lookup.ts";
@@ -98,6 +103,7 @@ async function streamAnswer(
   });
   // The first batch decides the status: errors before it are answered as errors.
   const first = await events.next();
+  if (first.done) throw new BadRequestError("Empty bulk list: give at least one IP address");
   const writer = streamWriter(request.format, request.selection);
   const encoder = new TextEncoder();
   const render = (event: IteratorResult<BulkEvent>): { text: string; last: boolean } => {

@@ -1,0 +1,227 @@
+/**
+ * Streamed bulk against what users would otherwise run, on the same 1,000,000
+ * addresses: `ipintel lookup -` (the full answer, NDJSON) and a streamed
+ * `POST /bulk?format=ndjson` (curl as the client) against a small Python
+ * script over MaxMind's reader with its libmaxminddb C extension (Debian
+ * python3-maxminddb: City + ASN lookups, one JSON line each, reading standard
+ * input), and against `mmdblookup` (one process per lookup, so timed on a
+ * sample). Goals: the CLI ≥ 4× the Python reader's addresses/s, HTTP ≥ 2×, and
+ * the server's memory flat within 50 MB during the 1,000,000-address stream.
+ *
+ * The addresses: 100,000 distinct public addresses the City database knows
+ * (IPv4 and IPv6), drawn with repetition to 96% of the lines (a day of access
+ * logs repeats its visitors), 2% reserved addresses without data and 2%
+ * invalid lines. Each contender's output lines are counted (all must answer
+ * every line). The contenders run interleaved, BENCH_ROUNDS (3) rounds of each,
+ * and each ratio is taken within its round: the machine is shared.
+ *
+ * Run: `deno task bench:stream` (BENCH_LINES to change the 1,000,000).
+ *
+ * @module
+ */
+
+import { DATA_DIR, envInt, machineLoad, median, ROOT, rssMb, startServer } from "./_serve.ts";
+import { knownAddresses } from "./_addresses.ts";
+import { seededRandom } from "../tests/_random.ts";
+import { pythonWith } from "../tests/_python.ts";
+import { readManifest } from "../src/sources/manifest.ts";
+
+const LINES = envInt("BENCH_LINES", 1_000_000);
+const ROUNDS = envInt("BENCH_ROUNDS", 3);
+const POOL = 100_000;
+const MMDBLOOKUP_SAMPLE = envInt("BENCH_MMDBLOOKUP_SAMPLE", 1000);
+
+/** The Python contender: MaxMind's reader (C extension), City + ASN, one JSON line each. */
+const PYTHON_READER = `
+import json, sys
+import maxminddb
+city = maxminddb.open_database(sys.argv[1], maxminddb.MODE_MMAP_EXT)
+asn = maxminddb.open_database(sys.argv[2], maxminddb.MODE_MMAP_EXT)
+write = sys.stdout.write
+for line in sys.stdin:
+    ip = line.strip()
+    if not ip:
+        continue
+    try:
+        write(json.dumps({"ip": ip, "city": city.get(ip), "asn": asn.get(ip)}) + "\\n")
+    except ValueError as error:
+        write(json.dumps({"ip": ip, "error": str(error)}) + "\\n")
+`;
+
+const INVALID = ["1.2.3", "999.1.1.1", "not-an-address", "2001:db8::g", "8.8.8.8/24", "::1::2"];
+const RESERVED = ["10.1.2.3", "192.168.0.10", "172.16.5.4", "127.0.0.1", "fd00::1", "100.64.1.1"];
+
+/** The input file: LINES lines of the mix described above. */
+async function writeInput(path: string): Promise<string[]> {
+  const pool = await knownAddresses(DATA_DIR, POOL, 22);
+  const random = seededRandom(2222);
+  const lines: string[] = [];
+  for (let i = 0; i < LINES; i++) {
+    const r = random();
+    if (r < 0.02) lines.push(INVALID[i % INVALID.length]!);
+    else if (r < 0.04) lines.push(RESERVED[i % RESERVED.length]!);
+    else lines.push(pool[Math.floor(random() * POOL)]!);
+  }
+  await Deno.writeTextFile(path, lines.join("\n") + "\n");
+  return pool;
+}
+
+/** Runs a command with `input` as stdin; counts its output lines; returns addresses/s. */
+async function timed(
+  command: string,
+  args: string[],
+  input: string,
+  env: Record<string, string> = {},
+): Promise<{ perSecond: number; lines: number; seconds: number }> {
+  const file = await Deno.open(input);
+  const started = performance.now();
+  const child = new Deno.Command(command, {
+    args,
+    cwd: ROOT,
+    env,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const feeding = file.readable.pipeTo(child.stdin).catch(() => {});
+  const lines = await countLines(child.stdout);
+  const [status, stderr] = await Promise.all([
+    child.status,
+    new Response(child.stderr).text(),
+    feeding,
+  ]);
+  const seconds = (performance.now() - started) / 1000;
+  if (!status.success || lines !== LINES) {
+    throw new Error(`${command} ${args.join(" ")}: exit ${status.code}, ${lines} lines\n${stderr}`);
+  }
+  return { perSecond: LINES / seconds, lines, seconds };
+}
+
+async function countLines(stream: ReadableStream<Uint8Array>): Promise<number> {
+  let lines = 0;
+  for await (const chunk of stream) {
+    for (let at = chunk.indexOf(10); at >= 0; at = chunk.indexOf(10, at + 1)) lines++;
+  }
+  return lines;
+}
+
+/** mmdblookup on a sample: two processes (City, ASN) per address, as a shell loop would run it. */
+async function mmdblookup(sample: string[], city: string, asn: string): Promise<number> {
+  const started = performance.now();
+  for (const ip of sample) {
+    for (const file of [city, asn]) {
+      const { code } = await new Deno.Command("mmdblookup", {
+        args: ["--file", file, "--ip", ip],
+        stdout: "null",
+        stderr: "null",
+      }).output();
+      if (code !== 0) throw new Error(`mmdblookup failed for ${ip}`);
+    }
+  }
+  return sample.length / ((performance.now() - started) / 1000);
+}
+
+/** The streamed HTTP answer through curl; samples the server's memory meanwhile. */
+async function http(
+  port: number,
+  pid: number,
+  input: string,
+): Promise<{ perSecond: number; rss: { before: number; max: number; after: number } }> {
+  const before = rssMb(pid);
+  let max = before;
+  const sampler = setInterval(() => max = Math.max(max, rssMb(pid)), 100);
+  try {
+    const result = await timed("curl", [
+      "-sS",
+      "--fail",
+      "-H",
+      "content-type: text/plain",
+      "--data-binary",
+      `@${input}`,
+      `http://127.0.0.1:${port}/bulk?format=ndjson`,
+    ], "/dev/null");
+    return { perSecond: result.perSecond, rss: { before, max, after: rssMb(pid) } };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+const python = await pythonWith("import maxminddb.extension");
+if (!python) throw new Error("python3-maxminddb (with its C extension) is not installed");
+const manifest = await readManifest(DATA_DIR);
+const fileOf = (kind: string) =>
+  `${DATA_DIR}/${manifest!.sources.find((s) => s.kind === kind)!.file}`;
+const [cityDb, asnDb] = [fileOf("city"), fileOf("asn")];
+
+const dir = await Deno.makeTempDir({ prefix: "ipintel-stream-bench-" });
+try {
+  const input = `${dir}/addresses.txt`;
+  const script = `${dir}/reader.py`;
+  await Deno.writeTextFile(script, PYTHON_READER);
+  const pool = await writeInput(input);
+  const sample = pool.slice(0, MMDBLOOKUP_SAMPLE);
+  const server = await startServer(dir, ["--workers", "1"]);
+  const rows: { python: number; cli: number; http: number; mmdb: number }[] = [];
+  const memory: { before: number; max: number; after: number }[] = [];
+  try {
+    const { cores } = await machineLoad(async () => {
+      for (let round = 0; round < ROUNDS; round++) {
+        const py = await timed(python, [script, cityDb, asnDb], input);
+        const cli = await timed(Deno.execPath(), ["run", "-A", "main.ts", "lookup", "-"], input, {
+          IPINTEL_DATA_DIR: DATA_DIR,
+        });
+        const web = await http(server.port, server.child.pid, input);
+        const mmdb = await mmdblookup(sample, cityDb, asnDb);
+        rows.push({ python: py.perSecond, cli: cli.perSecond, http: web.perSecond, mmdb });
+        memory.push(web.rss);
+        console.error(
+          `round ${round + 1}: python ${py.perSecond.toFixed(0)}/s, cli ${
+            cli.perSecond.toFixed(0)
+          }/s, http ${web.perSecond.toFixed(0)}/s, mmdblookup ${mmdb.toFixed(0)}/s, server RSS ${
+            web.rss.before.toFixed(0)
+          } → max ${web.rss.max.toFixed(0)} MB`,
+        );
+      }
+    });
+    const col = (pick: (r: typeof rows[0]) => number) => median(rows.map(pick));
+    console.log(
+      `${LINES} lines (96% of them drawn from ${POOL} known addresses, 2% reserved, 2% invalid); ` +
+        `${ROUNDS} interleaved rounds; medians. Machine shared: ${
+          cores.toFixed(2)
+        } of ${navigator.hardwareConcurrency} cores busy on average, this bench included.`,
+    );
+    console.log("| contender | addresses/s | × Python (within each round, median) | goal |");
+    console.log("| --- | ---: | ---: | ---: |");
+    console.log(
+      `| Python maxminddb (C extension), City + ASN, JSON lines | ${
+        col((r) => r.python).toFixed(0)
+      } | 1.00 | |`,
+    );
+    console.log(
+      `| ipintel lookup - (full answer, NDJSON) | ${col((r) => r.cli).toFixed(0)} | ${
+        col((r) => r.cli / r.python).toFixed(2)
+      } | ≥ 4 |`,
+    );
+    console.log(
+      `| ipintel POST /bulk?format=ndjson via curl (1 worker) | ${
+        col((r) => r.http).toFixed(0)
+      } | ${col((r) => r.http / r.python).toFixed(2)} | ≥ 2 |`,
+    );
+    console.log(
+      `| mmdblookup, City + ASN (2 processes per address; ${MMDBLOOKUP_SAMPLE}-address sample) | ${
+        col((r) => r.mmdb).toFixed(0)
+      } | ${col((r) => r.mmdb / r.python).toFixed(3)} | |`,
+    );
+    const growth = Math.max(...memory.map((m) => m.max - m.before));
+    console.log(
+      `server RSS during each stream (MB, before → max → after): ${
+        memory.map((m) => `${m.before.toFixed(0)} → ${m.max.toFixed(0)} → ${m.after.toFixed(0)}`)
+          .join("; ")
+      }; largest growth ${growth.toFixed(1)} MB (goal ≤ 50)`,
+    );
+  } finally {
+    await server.stop();
+  }
+} finally {
+  await Deno.remove(dir, { recursive: true });
+}
