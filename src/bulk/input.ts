@@ -108,7 +108,11 @@ class LineParser implements InputParser {
   private add(piece: string): void {
     if (this.overlong) return;
     // Spaces before the address are not kept, so they never push it past the cap.
-    const text = this.pending === "" ? piece.replace(/^[ \t]+/, "") : this.pending + piece;
+    const text = this.pending !== ""
+      ? this.pending + piece
+      : isBlank(piece, 0)
+      ? piece.replace(/^[ \t]+/, "")
+      : piece;
     if (text.length > ITEM_CAP + 1) { // + 1: a CR may end the line
       this.pending = text.slice(0, ITEM_CAP);
       this.overlong = true;
@@ -129,9 +133,16 @@ class LineParser implements InputParser {
 
 /** Plain text: the line is the address; blank lines are skipped. */
 function textLine(line: string, _number: number, overlong: boolean): BulkInput | null {
-  const item = trimBulkItem(line);
+  // Most lines have nothing to trim: skip the regular expression for them.
+  const item = isBlank(line, 0) || isBlank(line, line.length - 1) ? trimBulkItem(line) : line;
   if (overlong) return `${item}…`;
   return item === "" ? null : item;
+}
+
+/** Whether the character at `at` is a space or a tab. */
+function isBlank(text: string, at: number): boolean {
+  const code = text.charCodeAt(at);
+  return code === 0x20 || code === 0x09;
 }
 
 /** NDJSON: a JSON string, or an object with a string `ip`; anything else fails in place. */

@@ -9,7 +9,7 @@
 import { inputParser, readInput } from "../bulk/input.ts";
 import { answerBulk } from "../bulk/stream.ts";
 import type { FieldSelection } from "../format/select.ts";
-import { type StreamFormat, streamWriter } from "../format/stream.ts";
+import { encodeText, type StreamFormat, streamWriter } from "../format/stream.ts";
 import type { Lookup } from "../lookup/lookup.ts";
 
 export interface StreamLookupOptions {
@@ -38,7 +38,6 @@ export async function lookupStream(lookup: Lookup, options: StreamLookupOptions)
   });
   const writer = streamWriter(options.format, options.selection);
   const out = (options.output ?? Deno.stdout.writable).getWriter();
-  const encoder = new TextEncoder();
   const started = performance.now();
   let shownAt = started;
   let count = 0;
@@ -49,12 +48,12 @@ export async function lookupStream(lookup: Lookup, options: StreamLookupOptions)
       if ("stop" in event) {
         // Not reached without a budget; a stop would still close the document.
         text += writer.tail(event.stop);
-        await out.write(encoder.encode(text));
+        await out.write(encodeText(text));
         return 1;
       }
       for (const item of event.items) if ("error" in item && item.error.status === 500) corrupt++;
       text += writer.items(event.items);
-      await out.write(encoder.encode(text));
+      await out.write(encodeText(text));
       text = "";
       count += event.items.length;
       const now = performance.now();
@@ -64,7 +63,7 @@ export async function lookupStream(lookup: Lookup, options: StreamLookupOptions)
       }
     }
     text += writer.tail(null);
-    if (text !== "") await out.write(encoder.encode(text));
+    if (text !== "") await out.write(encodeText(text));
     progress?.(progressLine(count, performance.now() - started, true));
     return corrupt > 0 ? 1 : 0;
   } catch (error) {
@@ -85,6 +84,5 @@ function progressLine(count: number, ms: number, last: boolean): string {
 /** Progress on standard error, only when it is a terminal (never into a log file or pipe). */
 function terminalProgress(): ((text: string) => void) | null {
   if (!Deno.stderr.isTerminal()) return null;
-  const encoder = new TextEncoder();
-  return (text) => Deno.stderr.writeSync(encoder.encode(text));
+  return (text) => Deno.stderr.writeSync(encodeText(text));
 }

@@ -23,7 +23,7 @@ import {
   UnsupportedMediaTypeError,
 } from "../errors.ts";
 import type { FieldSelection } from "../format/select.ts";
-import { type StreamFormat, streamWriter } from "../format/stream.ts";
+import { encodeText, type StreamFormat, streamWriter } from "../format/stream.ts";
 import type { Lookup } from "../lookup/lookup.ts";
 import { rateLimitHeaders } from "./access.ts";
 
@@ -105,7 +105,6 @@ async function streamAnswer(
   const first = await events.next();
   if (first.done) throw new BadRequestError("Empty bulk list: give at least one IP address");
   const writer = streamWriter(request.format, request.selection);
-  const encoder = new TextEncoder();
   const render = (event: IteratorResult<BulkEvent>): { text: string; last: boolean } => {
     if (event.done) return { text: writer.tail(null), last: true };
     if ("stop" in event.value) return { text: writer.tail(event.value.stop), last: true };
@@ -114,12 +113,12 @@ async function streamAnswer(
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       const { text, last } = render(first);
-      controller.enqueue(encoder.encode(writer.head() + text));
+      controller.enqueue(encodeText(writer.head() + text));
       if (last) controller.close();
     },
     async pull(controller) {
       const { text, last } = render(await events.next());
-      if (text !== "") controller.enqueue(encoder.encode(text));
+      if (text !== "") controller.enqueue(encodeText(text));
       if (last) controller.close();
     },
     async cancel() {
