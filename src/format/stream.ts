@@ -70,9 +70,10 @@ export function streamWriter(format: StreamFormat, selection: FieldSelection | n
         contentType: NDJSON_CONTENT_TYPE,
         head: () => "",
         items: (items) => {
-          const lines = items.map(json);
-          lines.push("");
-          return lines.join("\n");
+          // Concatenation, then one copy by encodeText, is the cheapest way to the bytes.
+          let text = "";
+          for (const item of items) text += `${json(item)}\n`;
+          return text;
         },
         tail: (stop) => stop ? `${asciiJson({ incomplete: stopRecord(stop) })}\n` : "",
       };
@@ -82,13 +83,12 @@ export function streamWriter(format: StreamFormat, selection: FieldSelection | n
         contentType: CONTENT_TYPES.json,
         head: () => '{"success":true,"data":{"responseArray":[',
         items: (items) => {
-          if (items.length === 0) return "";
-          const text = items.map(json).join(",");
-          if (first) {
+          let text = "";
+          for (const item of items) {
+            text += first ? json(item) : `,${json(item)}`;
             first = false;
-            return text;
           }
-          return `,${text}`;
+          return text;
         },
         tail: (stop) => stop ? `],"incomplete":${asciiJson(stopRecord(stop))}}}` : "]}}",
       };

@@ -126,12 +126,21 @@ async function streamAnswer(
       await events.return(undefined);
     },
   });
+  streamedBodies.add(body);
   const decision = firstDecision as RateDecision | null;
   const headers = deps.headers(writer.contentType);
   return new Response(body, {
     status: 200,
     headers: decision ? { ...headers, ...rateLimitHeaders(decision) } : headers,
   });
+}
+
+/** The bodies of streamed answers, which a server must write as they come (node_server.ts). */
+const streamedBodies = new WeakSet<ReadableStream<Uint8Array>>();
+
+/** Whether a response body is a streamed answer's (not to be read whole before it is sent). */
+export function isStreamedBody(body: ReadableStream<Uint8Array>): boolean {
+  return streamedBodies.has(body);
 }
 
 /**

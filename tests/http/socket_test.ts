@@ -1,7 +1,7 @@
 /** What only a real socket shows: GET with a body, raw paths, the TCP peer for /me. */
 
 import assert from "node:assert/strict";
-import { readToClose } from "../_serve_process.ts";
+import { readToClose, unchunk } from "../_serve_process.ts";
 import { createApp } from "../../src/http/app.ts";
 import { type FetchHandler, withFastLookup } from "../../src/http/fast_lookup.ts";
 import { serveWithNodeHttp } from "../../src/http/node_server.ts";
@@ -213,21 +213,6 @@ async function exchange(port: number, lines: string[], body = ""): Promise<RawRe
     headers,
     body: headers.get("transfer-encoding") === "chunked" ? unchunk(received) : received,
   };
-}
-
-/** A chunked body's content (a streamed answer, e.g. POST /bulk); sizes count UTF-8 bytes. */
-function unchunk(body: string): string {
-  const bytes = new TextEncoder().encode(body);
-  const out: Uint8Array[] = [];
-  let at = 0;
-  for (;;) {
-    const end = bytes.indexOf(13, at);
-    const size = parseInt(new TextDecoder().decode(bytes.slice(at, end)), 16);
-    if (!(size > 0)) break;
-    out.push(bytes.slice(end + 2, end + 2 + size));
-    at = end + 2 + size + 2;
-  }
-  return new TextDecoder().decode(new Uint8Array(out.flatMap((chunk) => [...chunk])));
 }
 
 /** A GET with the given Host header. */
