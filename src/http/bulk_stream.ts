@@ -126,7 +126,7 @@ async function streamAnswer(
       await events.return(undefined);
     },
   });
-  streamedBodies.add(body);
+  markStreamed(body);
   const decision = firstDecision as RateDecision | null;
   const headers = deps.headers(writer.contentType);
   return new Response(body, {
@@ -141,6 +141,11 @@ const streamedBodies = new WeakSet<ReadableStream<Uint8Array>>();
 /** Whether a response body is a streamed answer's (not to be read whole before it is sent). */
 export function isStreamedBody(body: ReadableStream<Uint8Array>): boolean {
   return streamedBodies.has(body);
+}
+
+/** Marks a body that passes a streamed answer on (ops/instrument.ts wraps it to count it). */
+export function markStreamed(body: ReadableStream<Uint8Array>): void {
+  streamedBodies.add(body);
 }
 
 /**
