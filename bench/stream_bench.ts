@@ -141,6 +141,25 @@ async function mmdblookup(sample: string[], city: string, asn: string): Promise<
   return sample.length / ((performance.now() - started) / 1000);
 }
 
+/** The server's resident memory over one stream, in MB. */
+interface Memory {
+  before: number;
+  max: number;
+  /** Lowest and highest after the first tenth of the stream: how flat it stays as it goes. */
+  laterMin: number;
+  laterMax: number;
+}
+
+function memoryOf(before: number, samples: [number, number][], ms: number): Memory {
+  const later = samples.filter(([t]) => t >= ms / 10).map(([, mb]) => mb);
+  return {
+    before,
+    max: Math.max(before, ...samples.map(([, mb]) => mb)),
+    laterMin: Math.min(...later),
+    laterMax: Math.max(...later),
+  };
+}
+
 /**
  * The streamed HTTP answer through curl; samples the server's memory meanwhile.
  * The CPU rate counts the server's CPU time only (curl's is reported apart).
@@ -149,11 +168,12 @@ async function http(
   port: number,
   pid: number,
   input: string,
-): Promise<Rate & { curlCpu: number; rss: { before: number; max: number; after: number } }> {
+): Promise<Rate & { curlCpu: number; rss: Memory }> {
   const before = rssMb(pid);
   const cpuBefore = cpuSecondsOf(pid);
-  let max = before;
-  const sampler = setInterval(() => max = Math.max(max, rssMb(pid)), 100);
+  const started = performance.now();
+  const samples: [number, number][] = [];
+  const sampler = setInterval(() => samples.push([performance.now() - started, rssMb(pid)]), 100);
   try {
     const result = await timed("curl", [
       "-sS",
@@ -168,7 +188,7 @@ async function http(
       wall: result.wall,
       cpu: LINES / (cpuSecondsOf(pid) - cpuBefore),
       curlCpu: result.cpuSeconds,
-      rss: { before, max, after: rssMb(pid) },
+      rss: memoryOf(before, samples, performance.now() - started),
     };
   } finally {
     clearInterval(sampler);
@@ -191,7 +211,7 @@ try {
   const sample = pool.slice(0, MMDBLOOKUP_SAMPLE);
   const server = await startServer(dir, ["--workers", "1"]);
   const rows: { python: Rate; cli: Rate; http: Rate; mmdb: number; curlCpu: number }[] = [];
-  const memory: { before: number; max: number; after: number }[] = [];
+  const memory: Memory[] = [];
   try {
     const { cores } = await machineLoad(async () => {
       for (let round = 0; round < ROUNDS; round++) {
@@ -241,17 +261,17 @@ try {
       } | ${col((r) => r.mmdb / r.python.wall).toFixed(3)} | | | |`,
     );
     console.log(`curl's own CPU time per stream: ${col((r) => r.curlCpu).toFixed(1)} s (median)`);
-    const warm = memory.slice(1);
+    const spread = Math.max(...memory.map((m) => m.laterMax - m.laterMin));
     console.log(
-      `server RSS during each stream (MB, before → max → after): ${
-        memory.map((m) => `${m.before.toFixed(0)} → ${m.max.toFixed(0)} → ${m.after.toFixed(0)}`)
-          .join("; ")
-      }. The first stream fills the record caches and V8's heap to their working size; ` +
-        (warm.length
-          ? `growth in the later streams: at most ${
-            Math.max(...warm.map((m) => m.max - m.before)).toFixed(1)
-          } MB (goal ≤ 50)`
-          : "run 2 or more rounds to see the warm growth"),
+      `server RSS per stream (MB): ${
+        memory.map((m) =>
+          `idle ${m.before.toFixed(0)}, peak ${m.max.toFixed(0)}, after the first tenth ${
+            m.laterMin.toFixed(0)
+          }–${m.laterMax.toFixed(0)}`
+        ).join("; ")
+      }. Within each stream after its first tenth, the RSS varies by at most ${
+        spread.toFixed(1)
+      } MB (goal: flat within 50). The rise before is the record caches (IPINTEL_CACHE_SIZE) and V8's heap reaching their working size; an idle server gives some of it back between streams.`,
     );
   } finally {
     await server.stop();
