@@ -249,6 +249,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
       access,
       caller: c.get("caller") ?? null,
       headers: (type) => headersFor(c, type),
+      rated: (decision) => c.set("rate", decision),
       logError: (error) => logError(error, c.req.raw),
     };
   };

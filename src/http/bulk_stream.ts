@@ -25,7 +25,6 @@ import {
 import type { FieldSelection } from "../format/select.ts";
 import { encodeText, type StreamFormat, streamWriter } from "../format/stream.ts";
 import type { Lookup } from "../lookup/lookup.ts";
-import { rateLimitHeaders } from "./access.ts";
 
 export interface BulkStreamRequest {
   format: StreamFormat;
@@ -40,8 +39,10 @@ export interface BulkStreamDeps {
   lookup: Lookup;
   access: AccessControl | undefined;
   caller: Caller | null;
-  /** The constant response headers for a content type (CORS...). */
+  /** The response headers for a content type (CORS, and the RateLimit ones once `rated`). */
   headers: (contentType: string) => Record<string, string>;
+  /** Receives the first charge's decision: the RateLimit headers of the answer, or of its 429. */
+  rated: (decision: RateDecision) => void;
   logError: (error: unknown) => void;
 }
 
@@ -86,7 +87,6 @@ async function streamAnswer(
   request: BulkStreamRequest,
   deps: BulkStreamDeps,
 ): Promise<Response> {
-  let firstDecision: RateDecision | null = null;
   let charges = 0;
   const events = answerBulk(input, {
     lookup: deps.lookup,
@@ -95,7 +95,7 @@ async function streamAnswer(
     charge: deps.access
       ? async (units) => {
         const grant = await chargeUnits(deps.access!, deps.caller, units);
-        if (charges++ === 0) firstDecision = grant.decision;
+        if (charges++ === 0 && grant.decision) deps.rated(grant.decision);
         return grant;
       }
       : undefined,
@@ -127,12 +127,7 @@ async function streamAnswer(
     },
   });
   markStreamed(body);
-  const decision = firstDecision as RateDecision | null;
-  const headers = deps.headers(writer.contentType);
-  return new Response(body, {
-    status: 200,
-    headers: decision ? { ...headers, ...rateLimitHeaders(decision) } : headers,
-  });
+  return new Response(body, { status: 200, headers: deps.headers(writer.contentType) });
 }
 
 /** The bodies of streamed answers, which a server must write as they come (node_server.ts). */

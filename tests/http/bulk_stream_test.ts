@@ -266,6 +266,7 @@ Deno.test("the budget running out ends the stream with a final record; then 429 
     );
     assert.equal(refused.status, 429);
     assert.ok(Number(refused.headers.get("retry-after")) > 0);
+    assert.equal(refused.headers.get("ratelimit-remaining"), "0");
     await refused.body?.cancel();
   }
 });
