@@ -150,3 +150,83 @@ Deno.test("readInput reads no further than asked, and cancels the body when stop
   await batches.return(undefined);
   assert.equal(cancelled, true);
 });
+
+/** A random JSON value of bounded depth (strings with escapes and characters outside ASCII). */
+function randomValue(random: () => number, depth: number): unknown {
+  const pick = Math.floor(random() * (depth > 2 ? 4 : 6));
+  if (pick === 0) return randomText(random);
+  if (pick === 1) return Math.round((random() - 0.5) * 1e6) / 100;
+  if (pick === 2) return [true, false, null][Math.floor(random() * 3)];
+  if (pick === 3) return Math.floor(random() * 100);
+  if (pick === 4) {
+    return Array.from({ length: Math.floor(random() * 4) }, () => randomValue(random, depth + 1));
+  }
+  const out: Record<string, unknown> = {};
+  for (let i = Math.floor(random() * 4); i > 0; i--) {
+    out[randomText(random)] = randomValue(random, depth + 1);
+  }
+  return out;
+}
+
+function randomText(random: () => number): string {
+  const alphabet = [
+    "8",
+    ".",
+    ":",
+    "a",
+    " ",
+    "\t",
+    '"',
+    "\\",
+    "/",
+    "\n",
+    "é",
+    "😀",
+    "\u2028",
+    "\u0001",
+  ];
+  let text = "";
+  for (let i = Math.floor(random() * 12); i > 0; i--) {
+    text += alphabet[Math.floor(random() * alphabet.length)];
+  }
+  return text;
+}
+
+Deno.test("the JSON body parser agrees with JSON.parse on random bodies, whole and corrupted", () => {
+  const random = seededRandom(22);
+  let accepted = 0;
+  for (let n = 0; n < 400; n++) {
+    const ips = Array.from({ length: Math.floor(random() * 6) }, () => randomText(random));
+    const body: Record<string, unknown> = {};
+    if (random() < 0.5) body.userAgent = randomText(random);
+    body[randomText(random)] = randomValue(random, 0);
+    body.ips = ips;
+    body[`x${randomText(random)}`] = randomValue(random, 0);
+    let text = JSON.stringify(body, null, random() < 0.5 ? 1 : undefined);
+    if (n % 2 === 1) {
+      // Corrupt one character: the parser must refuse exactly what JSON.parse refuses.
+      const at = Math.floor(random() * text.length);
+      text = text.slice(0, at) + '{}[],:"\\x1 '[Math.floor(random() * 11)] + text.slice(at + 1);
+    }
+    let parsed: { ips?: unknown } | undefined;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    const sizes = [1 + Math.floor(random() * 20)];
+    if (parsed === undefined) {
+      // Refused; a shape error may come first (a number where an address must be).
+      assert.throws(() => parse("json", text, sizes), /(Malformed|Invalid) JSON body/, text);
+      continue;
+    }
+    const keys = Object.keys(parsed as object);
+    const shaped = Array.isArray(parsed.ips) && parsed.ips.every((ip) => typeof ip === "string") &&
+      (!keys.includes("userAgent") || text.indexOf('"userAgent"') < text.indexOf('"ips"'));
+    if (!shaped) continue; // a corrupted key or value: the shape checks decide, not JSON
+    const trim = (ip: string) => ip.replace(/^[ \t]+|[ \t]+$/g, "");
+    assert.deepEqual(parse("json", text, sizes).items, (parsed.ips as string[]).map(trim), text);
+    accepted++;
+  }
+  assert.ok(accepted > 150, `${accepted} bodies accepted`);
+});
