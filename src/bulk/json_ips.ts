@@ -99,13 +99,13 @@ export class JsonIpsParser {
     this.consumed += n;
   }
 
-  end(out: string[]): void {
+  /** The body ended: it must have been one whole object with `ips` (no item is left to add). */
+  end(_out: string[]): void {
     if (this.lexer === LITERAL) this.endLiteral();
     if (this.lexer === STRING || this.expect !== DONE) this.fail("unexpected end of the body");
     if (!this.seen.has("ips")) {
       throw new BadRequestError('Invalid JSON body: expected {"ips": ["<ip>", ...]}');
     }
-    void out;
   }
 
   /** One character outside strings and literals. */
