@@ -62,7 +62,8 @@ export async function lookupStream(lookup: Lookup, options: StreamLookupOptions)
         progress(progressLine(count, now - started, false));
       }
     }
-    text += writer.tail(null);
+    // A terminal line end after an XML document, as for addresses given as arguments.
+    text += writer.tail(null) + (options.format === "xml" ? "\n" : "");
     if (text !== "") await out.write(encodeText(text));
     progress?.(progressLine(count, performance.now() - started, true));
     return corrupt > 0 ? 1 : 0;
