@@ -96,3 +96,18 @@ export async function readToClose(conn: Deno.Conn): Promise<string> {
   for (const chunk of chunks) all.set(chunk, at), at += chunk.length;
   return new TextDecoder().decode(all);
 }
+
+/** A chunked body's content (a streamed answer, e.g. POST /bulk); sizes count UTF-8 bytes. */
+export function unchunk(body: string): string {
+  const bytes = new TextEncoder().encode(body);
+  const out: Uint8Array[] = [];
+  let at = 0;
+  for (;;) {
+    const end = bytes.indexOf(13, at);
+    const size = parseInt(new TextDecoder().decode(bytes.slice(at, end)), 16);
+    if (!(size > 0)) break;
+    out.push(bytes.slice(end + 2, end + 2 + size));
+    at = end + 2 + size + 2;
+  }
+  return new TextDecoder().decode(new Uint8Array(out.flatMap((chunk) => [...chunk])));
+}

@@ -10,7 +10,9 @@ import {
   renderSuccess,
 } from "../format/mod.ts";
 import type { Json } from "../types.ts";
+import type { StreamFormat } from "../format/stream.ts";
 import { defineCommand } from "./command.ts";
+import { lookupStream } from "./lookup_stream.ts";
 import { createServices } from "./services.ts";
 
 const LOOKUP_FLAGS = {
@@ -32,20 +34,26 @@ const LOOKUP_FLAGS = {
   format: {
     type: "string",
     placeholder: "<format>",
-    description: "json (one data object per line, default), xml or csv (one document)",
+    description: "json or ndjson (one data object per line, default), xml or csv (one document)",
   },
 } as const;
 
-const FORMATS: readonly OutputFormat[] = ["json", "xml", "csv"];
+const FORMATS: readonly StreamFormat[] = ["json", "ndjson", "xml", "csv"];
 
 export const lookupCommand = defineCommand({
   summary: "Print the API's data object for each address",
-  usage: "<ip> [<ip> ...]",
+  usage: "<ip> [<ip> ...] | -",
   flags: LOOKUP_FLAGS,
-  positionals: { min: 1, max: Infinity },
+  positionals: { min: 0, max: Infinity },
   details:
     "An address that is invalid, has no data or meets a corrupt database record is named on " +
-    "stderr, the others are still answered, and the exit status is 1.",
+    "stderr, the others are still answered, and the exit status is 1.\n\n" +
+    "With - (or no address and standard input a pipe or file), addresses are read from " +
+    "standard input, one a line, and answered as they are read: ndjson (json) writes each " +
+    "item as POST /bulk?format=ndjson does, csv one header then a row each, xml one streamed " +
+    "document. A line that fails is answered in place (its error in the item) and the run " +
+    "goes on; the exit status is 0 unless a lookup met a corrupt record (1). A progress line " +
+    "goes to standard error when it is a terminal.",
   run: ({ config, flags, positionals }) => runLookup(config, flags, positionals),
 });
 
@@ -63,6 +71,21 @@ async function runLookup(
     // Checked before the data is opened: a typo is a usage error, like a bad flag.
     throw new UsageError(`Invalid --get: ${(error as Error).message}`);
   }
+  if (ips.includes("-") || (ips.length === 0 && stdinIsPiped())) {
+    if (ips.length > 1) {
+      throw new UsageError("Give addresses as arguments or - for standard input, not both");
+    }
+    const { lookup } = await createServices(config);
+    return await lookupStream(lookup, {
+      format: format === "json" ? "ndjson" : format,
+      selection,
+      userAgent: flags.ua ?? null,
+      lang: flags.lang ?? null,
+    });
+  }
+  if (ips.length === 0) {
+    throw new UsageError(`Missing argument\nUsage: ipintel lookup ${lookupCommand.usage}`);
+  }
   const { lookup } = await createServices(config);
   const answers: Json[] = [];
   let failed = 0;
@@ -75,7 +98,7 @@ async function runLookup(
       });
       const data = applySelection(result, selection);
       // JSON streams one line per address; XML and CSV are one document at the end.
-      if (format === "json") console.log(JSON.stringify(data));
+      if (format === "json" || format === "ndjson") console.log(JSON.stringify(data));
       else answers.push(data);
     } catch (error) {
       // A caller's mistake reads as the API says it; anything else (a corrupt record
@@ -91,17 +114,33 @@ async function runLookup(
   if (format !== "json" && answers.length > 0) {
     // One address reads like GET /ip/{ip}, several like /bulk (a responseArray).
     const data = ips.length === 1 ? answers[0]! : { responseArray: answers };
-    console.log(renderSuccess(data, format).body.replace(/\r?\n$/, ""));
+    console.log(renderSuccess(data, format as OutputFormat).body.replace(/\r?\n$/, ""));
   }
   return failed ? 1 : 0;
 }
 
 /** Unlike the API, which falls back to JSON, the CLI refuses an unknown format. */
-function readFormat(text: string | undefined): OutputFormat {
+function readFormat(text: string | undefined): StreamFormat {
   if (text === undefined) return "json";
-  const format = text.trim().toLowerCase() as OutputFormat;
+  const format = text.trim().toLowerCase() as StreamFormat;
   if (!FORMATS.includes(format)) {
-    throw new UsageError(`Invalid --format ${JSON.stringify(text)}: expected json, xml or csv`);
+    throw new UsageError(
+      `Invalid --format ${JSON.stringify(text)}: expected json, ndjson, xml or csv`,
+    );
   }
   return format;
+}
+
+/**
+ * Standard input is a pipe, a file or a socket: not a terminal, and not a
+ * character device such as /dev/null (a job runner's empty stdin).
+ */
+function stdinIsPiped(): boolean {
+  if (Deno.stdin.isTerminal()) return false;
+  try {
+    const info = Deno.statSync("/dev/stdin");
+    return info.isFile || info.isFifo === true || info.isSocket === true;
+  } catch {
+    return true; // no /dev/stdin (Windows): not a terminal is taken as piped
+  }
 }

@@ -228,11 +228,36 @@ function renderRows(list: readonly Json[]): string {
   }
   if (columns.size === 0) return "";
   const header = [...columns];
-  let body = `${header.map(field).join(",")}${CSV_RECORD_DELIMITER}`;
-  for (const cells of rows) {
-    body += `${
-      header.map((column) => field(cells.get(column) ?? "")).join(",")
-    }${CSV_RECORD_DELIMITER}`;
-  }
+  let body = csvHeader(header);
+  for (const cells of rows) body += csvRecord(header, cells);
   return body;
+}
+
+/** The header record of `columns`. */
+export function csvHeader(columns: readonly string[]): string {
+  return `${columns.map(field).join(",")}${CSV_RECORD_DELIMITER}`;
+}
+
+/** One record: the cells of `columns` in order (empty where the row has none). */
+function csvRecord(columns: readonly string[], cells: ReadonlyMap<string, string>): string {
+  return `${
+    columns.map((column) => field(cells.get(column) ?? "")).join(",")
+  }${CSV_RECORD_DELIMITER}`;
+}
+
+/** The flattened column names of one object row, in its key order. */
+export function csvColumns(row: { [key: string]: Json }): string[] {
+  return [...flatten(row, "").columns];
+}
+
+/**
+ * One object row as a record under fixed `columns` (a streamed bulk answer,
+ * whose header is written before its rows are known): the same record a whole
+ * bulk table with these columns holds.
+ */
+export function csvRow(row: { [key: string]: Json }, columns: readonly string[]): string {
+  const flat = flatten(row, "");
+  const cells = new Map<string, string>();
+  flat.columns.forEach((column, i) => cells.set(column, flat.cells[i]!));
+  return csvRecord(columns, cells);
 }

@@ -132,6 +132,17 @@ function writeChildren(value: Json[] | { [key: string]: Json }, out: string[]): 
 }
 
 /**
+ * One element `<name>…</name>` as a document writes it (a streamed bulk answer
+ * writes its items one by one with it).
+ */
+export function xmlElement(name: string, value: Json): string {
+  checkName(name);
+  const out: string[] = [];
+  writeElement(name, value, out);
+  return out.length === 1 ? out[0]! : out.join("");
+}
+
+/**
  * Serialises an object as an XML document whose root element is `response`.
  *
  * @example renderXml({ success: false, message: "Nope" })

@@ -2,27 +2,30 @@
 
 import type { AccessControl, Caller } from "../access/access.ts";
 import type { Config } from "../config.ts";
-import { AppError, BadRequestError, capInput, DataUnavailableError } from "../errors.ts";
+import { lookupItem } from "../bulk/stream.ts";
+import { AppError, BadRequestError, DataUnavailableError } from "../errors.ts";
+import { streamFormat } from "../format/stream.ts";
 import { renderError, renderLookup } from "../format/mod.ts";
-import type { Lookup } from "../lookup/lookup.ts";
 import { bearerMatches } from "../ops/bearer.ts";
 import { METRICS_CONTENT_TYPE } from "../ops/metrics.ts";
 import type { DataSet } from "../sources/data_set.ts";
 import { redactUrl } from "../sources/redact_url.ts";
-import type { FailedItem, Json, LookupResult } from "../types.ts";
+import type { Json } from "../types.ts";
 import { acceptsHtml, createSite } from "../web/site.ts";
 import { createAdmission } from "./admission.ts";
 import { type CompatDeps, compatHandler } from "./compat_handler.ts";
-import { isJsonObject, readJsonBody, requireJsonContentType } from "./body.ts";
+import {
+  bodyFormat,
+  type BulkStreamDeps,
+  streamBodyAnswer,
+  streamListAnswer,
+} from "./bulk_stream.ts";
 import { createClientAddressResolver } from "./client_address.ts";
 import {
   type LookupRequest,
   readLookupQuery,
   readLookupRequest,
-  requestBody,
   splitBulkList,
-  trimBulkItem,
-  userAgentFromBody,
 } from "./lookup_request.ts";
 import { OPENAPI_DOCUMENT } from "./openapi.ts";
 import {
@@ -36,7 +39,6 @@ import {
 } from "./pipeline.ts";
 import type { RoutePath } from "./routes.ts";
 import type { ServiceSlot } from "./service_slot.ts";
-import { STATUS_BY_CODE } from "./status.ts";
 import { statusRoute } from "./status_route.ts";
 
 export type { ServiceSlot };
@@ -69,7 +71,7 @@ export function createApp(deps: AppDeps): App {
   const resolveClient = createClientAddressResolver(config);
   const client = (request: ApiRequest) => resolveClient(request.peer(), request.headers);
   const admission = createAdmission(deps.access, client);
-  const postBulkLimit = 1024 + config.bulkMax * 64;
+  const logError = deps.logError ?? ((error: unknown) => console.error(error));
   const readyBodies = new WeakMap<DataSet, string>();
   const openApiBody = JSON.stringify(OPENAPI_DOCUMENT);
   const site = config.web === false ? null : createSite({ bulkMax: config.bulkMax });
@@ -103,11 +105,6 @@ export function createApp(deps: AppDeps): App {
       if (addresses.length === 0) {
         throw new BadRequestError("Empty bulk list: give at least one IP address");
       }
-      if (addresses.length > config.bulkMax) {
-        throw new BadRequestError(
-          `Too many addresses in bulk request: ${addresses.length} given, at most ${config.bulkMax}`,
-        );
-      }
     }
     const cost = typeof addresses === "string" ? 1 : addresses.length;
     const waiting = admission.charge(request, caller, cost);
@@ -128,7 +125,14 @@ export function createApp(deps: AppDeps): App {
   };
 
   const me: Handler = (request) => lookupRoute(request, null);
-  const logError = deps.logError ?? ((error: unknown) => console.error(error));
+
+  /** What a streamed bulk answer uses: one data set, the caller's budget through admission. */
+  const streamDeps = (request: ApiRequest, caller: Caller | null): BulkStreamDeps => ({
+    lookup: current().lookup,
+    charge: (units) => admission.charge(request, caller, units),
+    rate: () => request.rate,
+    logError: (error) => logError(error, request.raw),
+  });
   const compat: CompatDeps = {
     admission,
     client,
@@ -143,31 +147,25 @@ export function createApp(deps: AppDeps): App {
       return lookupRoute(request, request.param);
     },
     "/me": me,
+    // Up to IPINTEL_BULK_MAX addresses answered whole; a longer list, or NDJSON, streamed.
     "/bulk/{ip_list}": (request) => {
       if (request.param === "") {
         throw new BadRequestError("Empty bulk list: use /bulk/{ip},{ip},... or POST /bulk");
       }
-      return lookupRoute(request, splitBulkList(request.param));
+      const ips = splitBulkList(request.param);
+      const format = streamFormat(request.query("format"), request.headers.get("accept"));
+      if (format !== "ndjson" && ips.length <= config.bulkMax) return lookupRoute(request, ips);
+      const caller = admission.identify(request);
+      const p = readLookupQuery(request);
+      return streamListAnswer(ips, { ...p, format }, streamDeps(request, caller));
     },
+    // A body of any length, read as the answer is written (src/http/bulk_stream.ts).
     "/bulk": (request) => {
       const caller = admission.identify(request);
       const p = readLookupQuery(request);
-      requireJsonContentType(request.headers);
-      return readJsonBody(requestBody(request), postBulkLimit).then((body) => {
-        if (
-          !isJsonObject(body) || !Array.isArray(body.ips) ||
-          body.ips.some((ip) => typeof ip !== "string")
-        ) {
-          throw new BadRequestError('Invalid JSON body: expected {"ips": ["<ip>", ...]}');
-        }
-        const userAgent = userAgentFromBody(body) ?? p.userAgent;
-        return charged(
-          request,
-          caller,
-          { ...p, userAgent },
-          (body.ips as string[]).map(trimBulkItem),
-        );
-      });
+      const format = streamFormat(request.query("format"), request.headers.get("accept"));
+      const deps = streamDeps(request, caller);
+      return streamBodyAnswer(request.body, bodyFormat(request.headers), { ...p, format }, deps);
     },
     // The lookup page for a browser, /me for everyone else (as ifconfig.co does).
     "/": (request) => {
@@ -239,26 +237,6 @@ export function createApp(deps: AppDeps): App {
       return await fetch(url instanceof Request ? url : new Request(url, init), env);
     },
   };
-}
-
-/** One bulk item: a result, or the failure in place; other errors fail the whole call. */
-function lookupItem(
-  ip: string,
-  request: LookupRequest,
-  lookup: Lookup,
-): LookupResult | FailedItem {
-  try {
-    return lookup(ip, request);
-  } catch (error) {
-    if (error instanceof AppError && (error.code === "invalid_ip" || error.code === "not_found")) {
-      // The input as given, capped: an item never grows with the request.
-      return {
-        ip: capInput(ip),
-        error: { status: STATUS_BY_CODE[error.code], message: error.message },
-      };
-    }
-    throw error;
-  }
 }
 
 const LOADING_MESSAGE = "Data is not loaded yet: try again shortly";

@@ -8,6 +8,7 @@
 import http from "node:http";
 import https from "node:https";
 import { BadRequestError, capInput } from "../errors.ts";
+import { isStreamedBody } from "./bulk_stream.ts";
 import { checkRequest, rejectionResponse } from "./request_target.ts";
 
 /** What the handler receives as its second argument (the pipeline's `ServeEnv`). */
@@ -42,6 +43,12 @@ export function serveWithNodeHttp(
       response.headers.forEach((value, key) => {
         headers[key] = key === "set-cookie" ? [...(headers[key] ?? []), value] : value;
       });
+      if (response.body && isStreamedBody(response.body) && req.method !== "HEAD") {
+        // A streamed answer (a streamed bulk): written as it comes, with back-pressure.
+        res.writeHead(response.status, headers);
+        await writeStreamed(response.body, res);
+        return;
+      }
       const body = new Uint8Array(await response.arrayBuffer());
       // A HEAD answer states the GET body's length (set by the app); node sends no body.
       if (req.method !== "HEAD" || !headers["content-length"]) {
@@ -184,4 +191,32 @@ function bodyStream(req: http.IncomingMessage): ReadableStream<Uint8Array> {
       req.resume();
     },
   });
+}
+
+/**
+ * Writes a response body as its stream yields it, waiting for the socket to
+ * drain; a client that goes away cancels the stream (its producer stops).
+ */
+async function writeStreamed(
+  body: ReadableStream<Uint8Array>,
+  res: http.ServerResponse,
+): Promise<void> {
+  const reader = body.getReader();
+  const gone = () => reader.cancel().catch(() => {});
+  res.once("close", gone);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done || res.destroyed) break;
+      if (!res.write(value)) {
+        await new Promise<void>((resolve) => {
+          res.once("drain", resolve);
+          res.once("close", resolve);
+        });
+      }
+    }
+  } finally {
+    res.off("close", gone);
+    if (!res.destroyed) res.end();
+  }
 }

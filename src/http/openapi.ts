@@ -130,12 +130,27 @@ const schemas = {
               ],
             },
           },
+          incomplete: { $ref: "#/components/schemas/Incomplete" },
         },
         required: ["responseArray"],
         additionalProperties: false,
       },
     },
     required: ["success", "data"],
+    additionalProperties: false,
+  },
+  // Streamed bulk (issue 22): the final record of a stream that stopped early.
+  Incomplete: {
+    type: "object",
+    description:
+      "Why a streamed answer stopped before its input did (429: the budget ran out); resume from item `answered + 1`",
+    properties: {
+      status: { type: "integer" },
+      message: { type: "string" },
+      answered: { type: "integer", description: "Items answered, failed items included" },
+      retryAfter: { type: ["integer", "null"], description: "Seconds, for a 429" },
+    },
+    required: ["status", "message", "answered", "retryAfter"],
     additionalProperties: false,
   },
   Error: {
@@ -182,6 +197,25 @@ const queryParameters = [
       "API key (wins over the headers). Keys in URLs reach logs: prefer the X-API-Key header.",
   },
 ];
+
+// Streamed bulk (issue 22): `format=ndjson` (or Accept: application/x-ndjson) on /bulk.
+const bulkQueryParameters = queryParameters.map((p) =>
+  p.name === "format"
+    ? {
+      ...p,
+      schema: { type: "string", enum: ["json", "xml", "csv", "ndjson"], default: "json" },
+      description:
+        'Case-insensitive; unknown values give JSON. `ndjson` (also `Accept: application/x-ndjson` without `format`) streams one item a line, and a last line `{"incomplete": {...}}` when the stream stops early. Errors come in JSON or XML.',
+    }
+    : p
+);
+const bulkFormats = (schema: string) => ({
+  ...formats(schema),
+  "application/x-ndjson": {
+    schema: { type: "string" },
+    description: "One item (FailedItem, LookupResult or Selection) a line; last `{incomplete}`",
+  },
+});
 
 const errorResponse = (description: string) => ({
   description,
@@ -329,22 +363,27 @@ const OPERATIONS: Readonly<Record<string, Record<string, unknown>>> = {
     get: {
       summary: "Look up several comma-separated addresses",
       description:
-        "Items keep the request's order; a failed item is `{ip, error}` in place. Each address costs one rate-limit unit.",
+        "Items keep the request's order; a failed item is `{ip, error}` in place. Each address costs one rate-limit unit. Up to IPINTEL_BULK_MAX addresses are answered whole (refused whole when over the limit); a longer list, or `format=ndjson`, is streamed like `POST /bulk`.",
       parameters: [
         { name: "ip_list", in: "path", required: true, schema: { type: "string" } },
-        ...queryParameters,
+        ...bulkQueryParameters,
       ],
       security,
       responses: {
-        "200": ok("One item per address", "BulkEnvelope"),
+        "200": {
+          ...ok("One item per address", "BulkEnvelope"),
+          content: bulkFormats("BulkEnvelope"),
+        },
         ...lookupErrors,
       },
     },
   },
   "/bulk": {
     post: {
-      summary: "Look up a list of addresses too long for a URL",
-      parameters: queryParameters,
+      summary: "Look up a list of addresses of any length, answered as a stream",
+      description:
+        "The body is read as the answer is written, in input order, each item charged one rate-limit unit as the stream goes. When the budget runs out (or the body turns out malformed) after the first answers, the stream ends with the final record `incomplete`; before them, the status says it (429, 400). CSV always has the `error.status` and `error.message` columns.",
+      parameters: bulkQueryParameters,
       security,
       requestBody: {
         required: true,
@@ -354,17 +393,33 @@ const OPERATIONS: Readonly<Record<string, Record<string, unknown>>> = {
               type: "object",
               required: ["ips"],
               properties: {
+                userAgent: {
+                  type: "string",
+                  description:
+                    "Before `ips` in a long body (after it only within the first chunk read)",
+                },
                 ips: { type: "array", items: { type: "string" } },
-                userAgent: { type: "string" },
               },
+            },
+          },
+          "text/plain": {
+            schema: { type: "string", description: "One address a line; blank lines skipped" },
+          },
+          "application/x-ndjson": {
+            schema: {
+              type: "string",
+              description: 'One JSON string or {"ip": "..."} a line; other lines fail in place',
             },
           },
         },
       },
       responses: {
-        "200": ok("One item per address", "BulkEnvelope"),
+        "200": {
+          ...ok("One item per address", "BulkEnvelope"),
+          content: bulkFormats("BulkEnvelope"),
+        },
         ...lookupErrors,
-        ...unsupportedBody,
+        "415": errorResponse("Body sent without a JSON, plain-text or NDJSON Content-Type"),
       },
     },
   },

@@ -4,6 +4,7 @@
  * id, write its access log line, and know how many are in flight.
  */
 
+import { isStreamedBody, markStreamed } from "../http/bulk_stream.ts";
 import { accessLogLine, type LogMode, truncateAddress } from "./access_log.ts";
 import { methodIndex, type Metrics } from "./metrics.ts";
 import { createRequestIds } from "./request_id.ts";
@@ -113,6 +114,63 @@ export function instrument<E extends Env>(
     }));
     return withRequestId(response, id);
   };
+  /**
+   * A streamed answer (a streamed bulk): in flight until its body ends or the
+   * client goes away, its bytes counted as they pass (never read whole), its
+   * log line written then. Shutdown waits for it like for any request.
+   */
+  const streamed = (
+    request: Request,
+    env: E,
+    started: number,
+    response: Response,
+    source: ReadableStream<Uint8Array>,
+  ): Response => {
+    const logged = logs(response.status);
+    const id = logged ? idOf(request) : undefined;
+    const reader = source.getReader();
+    let bytes = 0;
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      const seconds = count(request, started, response.status);
+      if (id === undefined) return;
+      options.writeLine(accessLogLine({
+        requestId: id,
+        method: request.method,
+        route: ROUTES[routeIndex(request.url)]!,
+        status: response.status,
+        durationMs: seconds * 1000,
+        bytes,
+        client: client(env, request.headers),
+      }));
+    };
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          const { done, value } = await reader.read();
+          if (done) {
+            controller.close();
+            end();
+          } else {
+            bytes += value.length;
+            controller.enqueue(value);
+          }
+        } catch (error) {
+          end();
+          controller.error(error);
+        }
+      },
+      async cancel(reason) {
+        end();
+        await reader.cancel(reason);
+      },
+    }, { highWaterMark: 0 });
+    markStreamed(body);
+    const wrapped = new Response(body, response);
+    return id === undefined ? wrapped : withRequestId(wrapped, id);
+  };
   /** Whether a response with `status` gets a log line (and so a request id). */
   const logs = (status: number) => log === "on" || (log === "errors" && status >= 400);
   /** Counts an answer, and logs it when it gets a log line. */
@@ -122,6 +180,9 @@ export function instrument<E extends Env>(
     started: number,
     response: Response,
   ): Response | Promise<Response> => {
+    if (response.body !== null && isStreamedBody(response.body)) {
+      return streamed(request, env, started, response, response.body);
+    }
     if (logs(response.status)) return finish(request, env, started, response);
     count(request, started, response.status);
     return response;

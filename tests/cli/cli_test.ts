@@ -190,7 +190,7 @@ Deno.test("a mistyped flag or a flag without its value exits 2 naming it, servin
     [["lookup", "8.8.8.8", "--ua"], /^ipintel lookup: Option --ua needs a value/],
     [
       ["lookup", "8.8.8.8", "--format", "yaml"],
-      /^ipintel lookup: Invalid --format "yaml": expected json, xml or csv/,
+      /^ipintel lookup: Invalid --format "yaml": expected json, ndjson, xml or csv/,
     ],
     [
       ["lookup", "8.8.8.8", "--get", "contry"],

@@ -150,8 +150,8 @@ Deno.test("a key's own limit and window win over the defaults", async () => {
   assert.equal(response.headers.get("ratelimit-remaining"), "3");
 });
 
-Deno.test("a bulk call costs one unit per address and is refused whole when it does not fit", async () => {
-  const { store, keys, get, fast } = await setup({ auth: "required", rateLimit: 5 });
+Deno.test("a bulk call costs one unit per address; a whole one is refused whole, a stream stops", async () => {
+  const { store, keys, get, fast, clock } = await setup({ auth: "required", rateLimit: 5 });
   const { key } = await store.create({ name: "acme" });
   await keys.refresh();
   const headers = { "x-api-key": key };
@@ -166,8 +166,14 @@ Deno.test("a bulk call costs one unit per address and is refused whole when it d
     }),
     peer("203.0.113.9"),
   );
-  assert.equal(tooMany.status, 429);
-  assert.equal(tooMany.headers.get("ratelimit-remaining"), "2", "nothing of it was charged");
+  // POST streams: the two units left are answered, then the final record says why it stopped.
+  assert.equal(tooMany.status, 200);
+  const { data } = await tooMany.json();
+  assert.equal(data.responseArray.length, 2);
+  assert.equal(data.incomplete.status, 429);
+  assert.equal(data.incomplete.answered, 2);
+  assert.equal((await get("/bulk/81.2.69.142,9.9.9.9", headers)).status, 429);
+  clock.ms += 120_000;
   assert.equal((await get("/bulk/81.2.69.142,9.9.9.9", headers)).status, 200);
   const never = await get(`/bulk/${Array(6).fill("9.9.9.9").join(",")}`, headers);
   assert.equal(never.status, 429);

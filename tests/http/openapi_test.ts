@@ -105,12 +105,25 @@ const CASES: Case[] = [
     headers: { "x-forwarded-for": "8.8.8.8x" },
     schema: "Error",
   },
-  { route: "/bulk/{ip_list}", path: "/bulk/1.1.1.1,2.2.2.2,3.3.3.3,4.4.4.4", schema: "Error" },
+  // Past IPINTEL_BULK_MAX (3 here), a GET list is streamed: the same envelope.
+  {
+    route: "/bulk/{ip_list}",
+    path: "/bulk/1.1.1.1,2.2.2.2,3.3.3.3,4.4.4.4",
+    schema: "BulkEnvelope",
+  },
   {
     route: "/bulk",
     method: "POST",
     path: "/bulk",
     headers: { "content-type": "text/plain" },
+    body: "81.2.69.142\nnope\n",
+    schema: "BulkEnvelope",
+  },
+  {
+    route: "/bulk",
+    method: "POST",
+    path: "/bulk",
+    headers: { "content-type": "application/xml" },
     body: "{}",
     schema: "Error",
   },

@@ -167,3 +167,21 @@ Deno.test("a 5xx logs the detail with the request id; the client sees a generic 
   const [line] = t.lines();
   assert.deepEqual([JSON.parse(line!).requestId, JSON.parse(line!).status], ["req-500", 500]);
 });
+
+Deno.test("a streamed answer is logged when it ends, its bytes counted as they pass; in flight until then", async () => {
+  const t = await testServer({ log: "on" });
+  const response = await t.request("/bulk?format=ndjson", {
+    method: "POST",
+    headers: { "content-type": "text/plain" },
+    body: "81.2.69.142\n9.9.9.9\n",
+  });
+  assert.equal(t.lines().length, 0, "no line before the answer has been sent");
+  assert.equal(t.server.inFlight(), 1, "a stream being sent is in flight (shutdown waits for it)");
+  const body = await response.text();
+  assert.equal(t.server.inFlight(), 0);
+  const [line] = t.lines();
+  const entry = JSON.parse(line!);
+  assert.deepEqual([entry.method, entry.route, entry.status], ["POST", "/bulk", 200]);
+  assert.equal(entry.bytes, new TextEncoder().encode(body).length);
+  assert.equal(entry.requestId, response.headers.get("x-request-id"));
+});

@@ -475,8 +475,11 @@ byId("bulk-form").addEventListener("submit", (event) => {
     const { data } = await response.json();
     showBulk(data.responseArray);
     const failed = data.responseArray.filter((item) => item.error).length;
+    // A streamed answer that stopped early (the rate limit ran out) says so in its last record.
     bulkStatus(
-      `${data.responseArray.length} looked up${failed ? `, ${failed} without an answer` : ""}`,
+      data.incomplete
+        ? data.incomplete.message
+        : `${data.responseArray.length} looked up${failed ? `, ${failed} without an answer` : ""}`,
     );
   }, bulkStatus);
 });

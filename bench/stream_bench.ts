@@ -1,0 +1,296 @@
+/**
+ * Streamed bulk against what users would otherwise run, on the same 1,000,000
+ * addresses: `ipintel lookup -` (the full answer, NDJSON) and a streamed
+ * `POST /bulk?format=ndjson` (curl as the client) against a small Python
+ * script over MaxMind's reader with its libmaxminddb C extension (Debian
+ * python3-maxminddb: City + ASN lookups, one JSON line each, reading standard
+ * input), and against `mmdblookup` (one process per lookup, so timed on a
+ * sample). Goals: the CLI ≥ 4× the Python reader's addresses/s, HTTP ≥ 2×, and
+ * the server's memory flat within 50 MB during the 1,000,000-address stream.
+ *
+ * The addresses: 100,000 distinct public addresses the City database knows
+ * (IPv4 and IPv6), drawn with repetition to 96% of the lines (a day of access
+ * logs repeats its visitors), 2% reserved addresses without data and 2%
+ * invalid lines. Each contender's output lines are counted (all must answer
+ * every line). The contenders run interleaved, BENCH_ROUNDS (3) rounds of each,
+ * and each ratio is taken within its round: the machine is shared.
+ *
+ * Run: `deno task bench:stream` (BENCH_LINES to change the 1,000,000).
+ *
+ * @module
+ */
+
+import { DATA_DIR, envInt, machineLoad, median, ROOT, rssMb, startServer } from "./_serve.ts";
+import { knownAddresses } from "./_addresses.ts";
+import { seededRandom } from "../tests/_random.ts";
+import { pythonWith } from "../tests/_python.ts";
+import { readManifest } from "../src/sources/manifest.ts";
+
+const LINES = envInt("BENCH_LINES", 1_000_000);
+const ROUNDS = envInt("BENCH_ROUNDS", 3);
+const POOL = 100_000;
+const MMDBLOOKUP_SAMPLE = envInt("BENCH_MMDBLOOKUP_SAMPLE", 1000);
+
+/** The Python contender: MaxMind's reader (C extension), City + ASN, one JSON line each. */
+const PYTHON_READER = `
+import json, sys
+import maxminddb
+city = maxminddb.open_database(sys.argv[1], maxminddb.MODE_MMAP_EXT)
+asn = maxminddb.open_database(sys.argv[2], maxminddb.MODE_MMAP_EXT)
+write = sys.stdout.write
+for line in sys.stdin:
+    ip = line.strip()
+    if not ip:
+        continue
+    try:
+        write(json.dumps({"ip": ip, "city": city.get(ip), "asn": asn.get(ip)}) + "\\n")
+    except ValueError as error:
+        write(json.dumps({"ip": ip, "error": str(error)}) + "\\n")
+`;
+
+const INVALID = ["1.2.3", "999.1.1.1", "not-an-address", "2001:db8::g", "8.8.8.8/24", "::1::2"];
+const RESERVED = ["10.1.2.3", "192.168.0.10", "172.16.5.4", "127.0.0.1", "fd00::1", "100.64.1.1"];
+
+/** The input file: LINES lines of the mix described above. */
+async function writeInput(path: string): Promise<string[]> {
+  const pool = await knownAddresses(DATA_DIR, POOL, 22);
+  const random = seededRandom(2222);
+  const lines: string[] = [];
+  for (let i = 0; i < LINES; i++) {
+    const r = random();
+    if (r < 0.02) lines.push(INVALID[i % INVALID.length]!);
+    else if (r < 0.04) lines.push(RESERVED[i % RESERVED.length]!);
+    else lines.push(pool[Math.floor(random() * POOL)]!);
+  }
+  await Deno.writeTextFile(path, lines.join("\n") + "\n");
+  return pool;
+}
+
+/** Addresses per second of wall-clock time, and per second of CPU time. */
+interface Rate {
+  wall: number;
+  cpu: number;
+}
+
+/**
+ * Runs a command (under /usr/bin/time, for its CPU time) with `input` as
+ * stdin; counts its output lines, which must be one per input line.
+ */
+async function timed(
+  command: string,
+  args: string[],
+  input: string,
+  env: Record<string, string> = {},
+): Promise<Rate & { cpuSeconds: number }> {
+  const file = await Deno.open(input);
+  const times = await Deno.makeTempFile();
+  const started = performance.now();
+  const child = new Deno.Command("/usr/bin/time", {
+    args: ["-o", times, "-f", "%U %S", command, ...args],
+    cwd: ROOT,
+    env,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const feeding = file.readable.pipeTo(child.stdin).catch(() => {});
+  const lines = await countLines(child.stdout);
+  const [status, stderr] = await Promise.all([
+    child.status,
+    new Response(child.stderr).text(),
+    feeding,
+  ]);
+  const seconds = (performance.now() - started) / 1000;
+  if (!status.success || lines !== LINES) {
+    throw new Error(`${command} ${args.join(" ")}: exit ${status.code}, ${lines} lines\n${stderr}`);
+  }
+  const [user, system] = (await Deno.readTextFile(times)).trim().split(/\s+/).map(Number);
+  await Deno.remove(times);
+  const cpuSeconds = user! + system!;
+  return { wall: LINES / seconds, cpu: LINES / cpuSeconds, cpuSeconds };
+}
+
+/** CPU seconds (user + system) a process has used, from /proc. */
+function cpuSecondsOf(pid: number): number {
+  const fields = Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks
+}
+
+async function countLines(stream: ReadableStream<Uint8Array>): Promise<number> {
+  let lines = 0;
+  for await (const chunk of stream) {
+    for (let at = chunk.indexOf(10); at >= 0; at = chunk.indexOf(10, at + 1)) lines++;
+  }
+  return lines;
+}
+
+/** mmdblookup on a sample: two processes (City, ASN) per address, as a shell loop would run it. */
+async function mmdblookup(sample: string[], city: string, asn: string): Promise<number> {
+  const started = performance.now();
+  for (const ip of sample) {
+    for (const file of [city, asn]) {
+      const { code } = await new Deno.Command("mmdblookup", {
+        args: ["--file", file, "--ip", ip],
+        stdout: "null",
+        stderr: "null",
+      }).output();
+      // 6: no entry for the address (the ASN database lacks some the City one has).
+      if (code !== 0 && code !== 6) throw new Error(`mmdblookup failed for ${ip}`);
+    }
+  }
+  return sample.length / ((performance.now() - started) / 1000);
+}
+
+/** The server's resident memory over one stream, in MB. */
+interface Memory {
+  before: number;
+  max: number;
+  /** Lowest and highest after the first tenth of the stream: how flat it stays as it goes. */
+  laterMin: number;
+  laterMax: number;
+}
+
+function memoryOf(before: number, samples: [number, number][], ms: number): Memory {
+  const later = samples.filter(([t]) => t >= ms / 10).map(([, mb]) => mb);
+  return {
+    before,
+    max: Math.max(before, ...samples.map(([, mb]) => mb)),
+    laterMin: Math.min(...later),
+    laterMax: Math.max(...later),
+  };
+}
+
+/**
+ * The streamed HTTP answer through curl; samples the server's memory meanwhile.
+ * The CPU rate counts the server's CPU time only (curl's is reported apart).
+ */
+async function http(
+  port: number,
+  pid: number,
+  input: string,
+  warmUp: string,
+): Promise<Rate & { curlCpu: number; rss: Memory; idle: number }> {
+  // An idle server gives heap back; a short stream first takes it to its working size again.
+  const idle = rssMb(pid);
+  const warming = await fetch(`http://127.0.0.1:${port}/bulk?format=ndjson`, {
+    method: "POST",
+    headers: { "content-type": "text/plain" },
+    body: (await Deno.open(warmUp)).readable,
+  });
+  await warming.body?.pipeTo(new WritableStream());
+  const before = rssMb(pid);
+  const cpuBefore = cpuSecondsOf(pid);
+  const started = performance.now();
+  const samples: [number, number][] = [];
+  const sampler = setInterval(() => samples.push([performance.now() - started, rssMb(pid)]), 100);
+  try {
+    const result = await timed("curl", [
+      "-sS",
+      "--fail",
+      "-H",
+      "content-type: text/plain",
+      "--data-binary",
+      `@${input}`,
+      `http://127.0.0.1:${port}/bulk?format=ndjson`,
+    ], "/dev/null");
+    return {
+      wall: result.wall,
+      cpu: LINES / (cpuSecondsOf(pid) - cpuBefore),
+      curlCpu: result.cpuSeconds,
+      rss: memoryOf(before, samples, performance.now() - started),
+      idle,
+    };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+const python = await pythonWith("import maxminddb.extension");
+if (!python) throw new Error("python3-maxminddb (with its C extension) is not installed");
+const manifest = await readManifest(DATA_DIR);
+const fileOf = (kind: string) =>
+  `${DATA_DIR}/${manifest!.sources.find((s) => s.kind === kind)!.file}`;
+const [cityDb, asnDb] = [fileOf("city"), fileOf("asn")];
+
+const dir = await Deno.makeTempDir({ prefix: "ipintel-stream-bench-" });
+try {
+  const input = `${dir}/addresses.txt`;
+  const script = `${dir}/reader.py`;
+  await Deno.writeTextFile(script, PYTHON_READER);
+  const pool = await writeInput(input);
+  const warmUp = `${dir}/warm-up.txt`;
+  const text = await Deno.readTextFile(input);
+  await Deno.writeTextFile(warmUp, text.slice(0, text.indexOf("\n", text.length / 10) + 1));
+  const sample = pool.slice(0, MMDBLOOKUP_SAMPLE);
+  const server = await startServer(dir, ["--workers", "1"]);
+  const rows: { python: Rate; cli: Rate; http: Rate; mmdb: number; curlCpu: number }[] = [];
+  const memory: (Memory & { idle: number })[] = [];
+  try {
+    const { cores } = await machineLoad(async () => {
+      for (let round = 0; round < ROUNDS; round++) {
+        const py = await timed(python, [script, cityDb, asnDb], input);
+        const cli = await timed(Deno.execPath(), ["run", "-A", "main.ts", "lookup", "-"], input, {
+          IPINTEL_DATA_DIR: DATA_DIR,
+        });
+        const web = await http(server.port, server.child.pid, input, warmUp);
+        const mmdb = await mmdblookup(sample, cityDb, asnDb);
+        rows.push({ python: py, cli, http: web, mmdb, curlCpu: web.curlCpu });
+        memory.push({ ...web.rss, idle: web.idle });
+        const show = (r: Rate) => `${r.wall.toFixed(0)}/s (CPU ${r.cpu.toFixed(0)}/s)`;
+        console.error(
+          `round ${round + 1}: python ${show(py)}, cli ${show(cli)}, http ${
+            show(web)
+          }, mmdblookup ${mmdb.toFixed(0)}/s, server RSS ${web.rss.before.toFixed(0)} → max ${
+            web.rss.max.toFixed(0)
+          } MB`,
+        );
+      }
+    });
+    const col = (pick: (r: typeof rows[0]) => number) => median(rows.map(pick));
+    const line = (name: string, pick: (r: typeof rows[0]) => Rate, goal: string) =>
+      console.log(
+        `| ${name} | ${col((r) => pick(r).wall).toFixed(0)} | ${
+          col((r) => pick(r).wall / r.python.wall).toFixed(2)
+        } | ${col((r) => pick(r).cpu).toFixed(0)} | ${
+          col((r) => pick(r).cpu / r.python.cpu).toFixed(2)
+        } | ${goal} |`,
+      );
+    console.log(
+      `${LINES} lines (96% drawn from ${POOL} known addresses, 2% reserved, 2% invalid); ` +
+        `${ROUNDS} interleaved rounds; medians, ratios taken within each round. Machine shared: ${
+          cores.toFixed(2)
+        } of ${navigator.hardwareConcurrency} cores busy on average, this bench included.`,
+    );
+    console.log(
+      "| contender | addresses/s (wall) | × Python | addresses per CPU-second | × Python | goal |",
+    );
+    console.log("| --- | ---: | ---: | ---: | ---: | ---: |");
+    line("Python maxminddb (C extension), City + ASN, JSON lines", (r) => r.python, "");
+    line("ipintel lookup - (full answer, NDJSON; start-up included)", (r) => r.cli, "≥ 4");
+    line("ipintel POST /bulk?format=ndjson, 1 worker (CPU: the server's)", (r) => r.http, "≥ 2");
+    console.log(
+      `| mmdblookup, City + ASN (2 processes per address, ${MMDBLOOKUP_SAMPLE}-address sample) | ${
+        col((r) => r.mmdb).toFixed(0)
+      } | ${col((r) => r.mmdb / r.python.wall).toFixed(3)} | | | |`,
+    );
+    console.log(`curl's own CPU time per stream: ${col((r) => r.curlCpu).toFixed(1)} s (median)`);
+    const growth = Math.max(...memory.map((m) => m.max - m.before));
+    console.log(
+      `server RSS per stream (MB): ${
+        memory.map((m) =>
+          `idle ${m.idle.toFixed(0)}, after a ${
+            (LINES / 10).toLocaleString("en")
+          }-line warm-up stream ${m.before.toFixed(0)}, during the measured stream ${
+            m.laterMin.toFixed(0)
+          }–${m.max.toFixed(0)}`
+        ).join("; ")
+      }. Largest rise during a measured stream: ${
+        growth.toFixed(1)
+      } MB (goal: flat within 50). The first warm-up fills the record caches (IPINTEL_CACHE_SIZE) and V8's heap to their working size.`,
+    );
+  } finally {
+    await server.stop();
+  }
+} finally {
+  await Deno.remove(dir, { recursive: true });
+}

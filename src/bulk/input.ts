@@ -1,0 +1,169 @@
+/**
+ * The addresses of a streamed bulk request, read as they arrive: a JSON body
+ * `{"ips": [...]}` parsed incrementally (never as a whole), plain text with one
+ * address a line, or NDJSON with one JSON string (or `{"ip": "..."}`) a line.
+ *
+ * Each parser is fed text and appends the items it completes; nothing it keeps
+ * grows with the body: an item is cut at {@link ITEM_CAP} characters (no
+ * address comes close; the cut item stays invalid and fails in place, echoed
+ * capped as always), and JSON the body carries besides (other keys) is checked
+ * and skipped, not kept.
+ */
+
+import { capInput } from "../errors.ts";
+import { trimBulkItem } from "../http/lookup_request.ts";
+import type { FailedItem } from "../types.ts";
+import { JsonIpsParser } from "./json_ips.ts";
+
+/** An address as given, or an item that failed before its lookup (an NDJSON line that is not one). */
+export type BulkInput = string | FailedItem;
+
+/** Longest item kept, in characters; longer items are cut and marked with `…`. */
+export const ITEM_CAP = 1024;
+
+/** A push parser of one body format. */
+export interface InputParser {
+  /** Parses the next piece of the body, appending the items it completes to `out`. */
+  push(text: string, out: BulkInput[]): void;
+  /** The body ended: appends the last item; throws a BadRequestError when it is incomplete. */
+  end(out: BulkInput[]): void;
+  /** The body's own user agent (JSON's `"userAgent"`, before `"ips"`), or null. */
+  readonly userAgent: string | null;
+}
+
+/** The body formats, by what the request's Content-Type says. */
+export type InputFormat = "json" | "text" | "ndjson";
+
+/** A new parser for one body. */
+export function inputParser(format: InputFormat): InputParser {
+  switch (format) {
+    case "json":
+      return new JsonIpsParser(ITEM_CAP);
+    case "text":
+      return new LineParser(textLine);
+    case "ndjson":
+      return new LineParser(ndjsonLine);
+  }
+}
+
+/**
+ * Batches of items as the stream yields bytes, reading a chunk only when the
+ * consumer asks for more; stopping early cancels the stream.
+ */
+export async function* readInput(
+  stream: ReadableStream<Uint8Array>,
+  parser: InputParser,
+): AsyncGenerator<BulkInput[]> {
+  const decoder = new TextDecoder();
+  const reader = stream.getReader();
+  let done = false;
+  try {
+    for (;;) {
+      const chunk = await reader.read();
+      const out: BulkInput[] = [];
+      if (chunk.done) {
+        done = true;
+        parser.push(decoder.decode(), out);
+        parser.end(out);
+        if (out.length > 0) yield out;
+        return;
+      }
+      parser.push(decoder.decode(chunk.value, { stream: true }), out);
+      if (out.length > 0) yield out;
+    }
+  } finally {
+    if (!done) await reader.cancel().catch(() => {});
+    reader.releaseLock();
+  }
+}
+
+/** What one line yields: an item, or nothing (a blank line). */
+type LineReader = (line: string, number: number, overlong: boolean) => BulkInput | null;
+
+/** Splits a body into lines (LF or CRLF); each line is kept up to ITEM_CAP characters. */
+class LineParser implements InputParser {
+  readonly userAgent = null;
+  private pending = "";
+  private overlong = false;
+  private number = 0;
+
+  constructor(private readonly read: LineReader) {}
+
+  push(text: string, out: BulkInput[]): void {
+    let start = 0;
+    for (;;) {
+      const end = text.indexOf("\n", start);
+      if (end < 0) break;
+      this.add(text.slice(start, end));
+      this.finish(out);
+      start = end + 1;
+    }
+    if (start < text.length) this.add(text.slice(start));
+  }
+
+  end(out: BulkInput[]): void {
+    if (this.pending !== "" || this.overlong) this.finish(out);
+  }
+
+  private add(piece: string): void {
+    if (this.overlong) return;
+    // Spaces before the address are not kept, so they never push it past the cap.
+    const text = this.pending !== ""
+      ? this.pending + piece
+      : isBlank(piece, 0)
+      ? piece.replace(/^[ \t]+/, "")
+      : piece;
+    if (text.length > ITEM_CAP + 1) { // + 1: a CR may end the line
+      this.pending = text.slice(0, ITEM_CAP);
+      this.overlong = true;
+    } else {
+      this.pending = text;
+    }
+  }
+
+  private finish(out: BulkInput[]): void {
+    this.number++;
+    const line = this.pending.endsWith("\r") ? this.pending.slice(0, -1) : this.pending;
+    const item = this.read(line, this.number, this.overlong);
+    if (item !== null) out.push(item);
+    this.pending = "";
+    this.overlong = false;
+  }
+}
+
+/** Plain text: the line is the address; blank lines are skipped. */
+function textLine(line: string, _number: number, overlong: boolean): BulkInput | null {
+  // Most lines have nothing to trim: skip the regular expression for them.
+  const item = isBlank(line, 0) || isBlank(line, line.length - 1) ? trimBulkItem(line) : line;
+  if (overlong) return `${item}…`;
+  return item === "" ? null : item;
+}
+
+/** Whether the character at `at` is a space or a tab. */
+function isBlank(text: string, at: number): boolean {
+  const code = text.charCodeAt(at);
+  return code === 0x20 || code === 0x09;
+}
+
+/** NDJSON: a JSON string, or an object with a string `ip`; anything else fails in place. */
+function ndjsonLine(line: string, number: number, overlong: boolean): BulkInput | null {
+  const text = line.trim();
+  if (text === "" && !overlong) return null;
+  const failed = (reason: string): FailedItem => ({
+    ip: capInput(overlong ? `${text}…` : text),
+    error: { status: 400, message: `Invalid NDJSON line ${number}: ${reason}` },
+  });
+  if (overlong) return failed(`longer than ${ITEM_CAP} characters`);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return failed((error as Error).message);
+  }
+  if (typeof value === "string") return trimBulkItem(value);
+  const ip = (value as { ip?: unknown } | null)?.ip;
+  if (typeof value === "object" && !Array.isArray(value) && typeof ip === "string") {
+    return trimBulkItem(ip);
+  }
+  return failed('expected an address as a JSON string or {"ip": "..."}');
+}

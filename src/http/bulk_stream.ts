@@ -1,0 +1,172 @@
+/**
+ * Streamed bulk answers over HTTP (`POST /bulk`, and `GET /bulk/{list}` past
+ * IPINTEL_BULK_MAX or with NDJSON asked for): the body is read as the answer
+ * is written, and the answer is a stream the socket pulls, batch by batch
+ * (src/bulk/stream.ts). No framework here: app.ts registers the routes.
+ *
+ * Before the first batch is answered the request can still fail with a status
+ * (400 for an empty list or a malformed body start, 429 when not one unit of
+ * the budget is left, 503 while loading); after, a stop is the final record.
+ * When the client goes away, the stream is cancelled: the pipeline stops
+ * reading the body and looking up.
+ */
+
+import type { RateDecision } from "../access/rate_limiter.ts";
+import { type BulkInput, type InputFormat, inputParser, readInput } from "../bulk/input.ts";
+import { answerBulk, type BulkEvent, type Grant } from "../bulk/stream.ts";
+import {
+  BadRequestError,
+  quoteInput,
+  RateLimitedError,
+  UnsupportedMediaTypeError,
+} from "../errors.ts";
+import type { FieldSelection } from "../format/select.ts";
+import { encodeText, type StreamFormat, streamWriter } from "../format/stream.ts";
+import type { Lookup } from "../lookup/lookup.ts";
+import type { Answer } from "./pipeline.ts";
+
+export interface BulkStreamRequest {
+  format: StreamFormat;
+  selection: FieldSelection | null;
+  lang: string | null;
+  /** From the `ua` parameter or the User-Agent header; a JSON body's own wins. */
+  userAgent: string | null;
+}
+
+export interface BulkStreamDeps {
+  /** The lookup of the data set the whole stream uses (taken when it starts). */
+  lookup: Lookup;
+  /**
+   * Charges units to the caller through the pipeline's admission (it records the
+   * decision: the first one's RateLimit headers go on the answer, or on its 429);
+   * throws RateLimitedError when they do not fit.
+   */
+  charge: (units: number) => void | Promise<void>;
+  /** The last decision charged (null: unlimited). */
+  rate: () => RateDecision | null;
+  logError: (error: unknown) => void;
+}
+
+/** The body formats by Content-Type: JSON `{"ips": [...]}`, plain text lines, NDJSON lines. */
+export function bodyFormat(headers: Headers): InputFormat {
+  const type = headers.get("content-type");
+  const essence = type?.split(";", 1)[0]?.trim().toLowerCase();
+  if (essence === "application/json") return "json";
+  if (essence === "text/plain") return "text";
+  if (essence === "application/x-ndjson" || essence === "application/jsonl") return "ndjson";
+  throw new UnsupportedMediaTypeError(
+    `Unsupported Content-Type ${
+      type === null ? "(none)" : quoteInput(type)
+    }: send application/json ({"ips": [...]}), text/plain (one address a line) or application/x-ndjson`,
+  );
+}
+
+/** Streams the answer to a body of addresses in `format` (see bodyFormat). */
+export function streamBodyAnswer(
+  body: ReadableStream<Uint8Array> | null,
+  format: InputFormat,
+  request: BulkStreamRequest,
+  deps: BulkStreamDeps,
+): Promise<Answer> {
+  const parser = inputParser(format);
+  const input = body ? readInput(body, parser) : noInput(parser);
+  return streamAnswer(input, () => parser.userAgent ?? request.userAgent, request, deps);
+}
+
+/** Streams the answer to a list already in memory (a long `GET /bulk/{list}`). */
+export function streamListAnswer(
+  items: string[],
+  request: BulkStreamRequest,
+  deps: BulkStreamDeps,
+): Promise<Answer> {
+  return streamAnswer(listInput(items), () => request.userAgent, request, deps);
+}
+
+async function streamAnswer(
+  input: AsyncIterable<BulkInput[]>,
+  userAgent: () => string | null,
+  request: BulkStreamRequest,
+  deps: BulkStreamDeps,
+): Promise<Answer> {
+  const events = answerBulk(input, {
+    lookup: deps.lookup,
+    lang: request.lang,
+    userAgent,
+    charge: (units) => chargeUnits(deps, units),
+    logError: deps.logError,
+  });
+  // The first batch decides the status: errors before it are answered as errors.
+  const first = await events.next();
+  if (first.done) throw new BadRequestError("Empty bulk list: give at least one IP address");
+  const writer = streamWriter(request.format, request.selection);
+  const render = (event: IteratorResult<BulkEvent>): { text: string; last: boolean } => {
+    if (event.done) return { text: writer.tail(null), last: true };
+    if ("stop" in event.value) return { text: writer.tail(event.value.stop), last: true };
+    return { text: writer.items(event.value.items), last: false };
+  };
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      const { text, last } = render(first);
+      controller.enqueue(encodeText(writer.head() + text));
+      if (last) controller.close();
+    },
+    async pull(controller) {
+      const { text, last } = render(await events.next());
+      if (text !== "") controller.enqueue(encodeText(text));
+      if (last) controller.close();
+    },
+    async cancel() {
+      // The client went away: stop reading the body and looking up.
+      await events.return(undefined);
+    },
+  });
+  markStreamed(body);
+  return { status: 200, headers: { "content-type": writer.contentType }, body };
+}
+
+/** The bodies of streamed answers, which a server must write as they come (node_server.ts). */
+const streamedBodies = new WeakSet<ReadableStream<Uint8Array>>();
+
+/** Whether a response body is a streamed answer's (not to be read whole before it is sent). */
+export function isStreamedBody(body: ReadableStream<Uint8Array>): boolean {
+  return streamedBodies.has(body);
+}
+
+/** Marks a body that passes a streamed answer on (ops/instrument.ts wraps it to count it). */
+export function markStreamed(body: ReadableStream<Uint8Array>): void {
+  streamedBodies.add(body);
+}
+
+/**
+ * Charges `units` to the caller: the one place a stream spends its budget.
+ * When they do not all fit, what is left (at least one) is tried once more, so
+ * that a stream uses its budget to the last unit before it stops.
+ */
+async function chargeUnits(deps: BulkStreamDeps, units: number): Promise<Grant> {
+  try {
+    await deps.charge(units);
+    return { units, refusal: null };
+  } catch (error) {
+    if (!(error instanceof RateLimitedError)) throw error;
+    if (units === 1) return { units: 0, refusal: error };
+    // What is left, or one unit: a refusal of one unit says when the stream can resume.
+    const cost = Math.min(units, Math.max(1, deps.rate()?.remaining ?? 0));
+    try {
+      await deps.charge(cost);
+      return { units: cost, refusal: null };
+    } catch (again) {
+      if (again instanceof RateLimitedError) return { units: 0, refusal: again };
+      throw again;
+    }
+  }
+}
+
+async function* listInput(items: string[]): AsyncGenerator<BulkInput[]> {
+  yield items;
+}
+
+async function* noInput(parser: ReturnType<typeof inputParser>): AsyncGenerator<BulkInput[]> {
+  const out: BulkInput[] = [];
+  parser.end(out);
+  if (out.length > 0) yield out;
+}
