@@ -1,8 +1,9 @@
 /**
  * The route table: every path the server answers, once. It drives routing
- * (app.ts), `Allow` and 405s, the CORS preflight's methods, the OpenAPI
- * document's paths (openapi.ts), and the route label of metrics and access
- * logs (never the URL: no address, no `apiKey`, a bounded set of values).
+ * (pipeline.ts, through Hono's router), `Allow` and 405s, the CORS
+ * preflight's methods, the OpenAPI document's paths (openapi.ts), and the
+ * route label of metrics and access logs (never the URL: no address, no
+ * `apiKey`, a bounded set of values).
  *
  * Adding a route: one entry here, one handler in app.ts (`HANDLERS` must have
  * one per path) and its operations in openapi.ts (likewise checked).
