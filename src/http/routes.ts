@@ -1,12 +1,15 @@
 /**
  * The route table: every path the server answers, once. It drives routing
- * (app.ts), `Allow` and 405s, the CORS preflight's methods, the OpenAPI
- * document's paths (openapi.ts), and the route label of metrics and access
- * logs (never the URL: no address, no `apiKey`, a bounded set of values).
+ * (pipeline.ts, through Hono's router), `Allow` and 405s, the CORS
+ * preflight's methods, the OpenAPI document's paths (openapi.ts), and the
+ * route label of metrics and access logs (never the URL: no address, no
+ * `apiKey`, a bounded set of values).
  *
  * Adding a route: one entry here, one handler in app.ts (`HANDLERS` must have
  * one per path) and its operations in openapi.ts (likewise checked).
  */
+
+import { RegExpRouter } from "hono/router/reg-exp-router";
 
 /** A method a route can serve; HEAD (as GET, without the body) and OPTIONS come with every route. */
 export type RouteMethod = "GET" | "POST";
@@ -69,18 +72,27 @@ export function allowedMethods(route: RouteSpec): string[] {
   return [...methods, "OPTIONS"];
 }
 
-const EXACT = new Map<string, number>();
-const PREFIXES: { prefix: string; index: number }[] = [];
-ROUTES.forEach((route: RouteSpec, index) => {
-  const brace = route.path.indexOf("{");
-  if (brace === -1) EXACT.set(route.path, index);
-  else PREFIXES.push({ prefix: route.path.slice(0, brace), index });
-});
-for (const path of EXACT.keys()) {
-  if (PREFIXES.some(({ prefix }) => path.startsWith(prefix))) {
-    throw new Error(`Route ${path} starts with a {param} route's prefix: matchRoute cannot tell`);
-  }
+/**
+ * Hono's RegExpRouter routes by path only (methods, 405 and `Allow` are the
+ * pipeline's, from the table). Exact routes are registered first, so where an
+ * exact path and a `{param}` route both match (`/bulk`), the exact one comes
+ * first. A `{param}` route is Hono's trailing wildcard (`/ip/*` matches `/ip`,
+ * `/ip/` and any rest, slashes and line breaks included); its param is the raw
+ * rest after the prefix, so nothing is decoded here. Chosen by
+ * bench/route_bench.ts: about 5x faster than TrieRouter and 3x than
+ * PatternRouter, which also takes `/me/` for `/me`.
+ */
+const ROUTER = new RegExpRouter<{ index: number; prefix: string }>();
+const table: readonly RouteSpec[] = ROUTES;
+for (const exact of [true, false]) {
+  table.forEach((route, index) => {
+    const brace = route.path.indexOf("{");
+    if ((brace === -1) !== exact) return;
+    const prefix = exact ? route.path : route.path.slice(0, brace);
+    ROUTER.add("ALL", exact ? prefix : `${prefix}*`, { index, prefix });
+  });
 }
+ROUTER.match("ALL", "/"); // Builds the matcher now: a table Hono cannot route fails at load.
 
 /**
  * The route serving `path` (the raw path, without the query), as its index in
@@ -92,16 +104,9 @@ for (const path of EXACT.keys()) {
  * @example matchRoute("/ip/8.8.8.8") // { index: 0, param: "8.8.8.8" }
  */
 export function matchRoute(path: string): { index: number; param: string } | null {
-  // No exact path starts with a prefix (checked at load), so the common `/ip/…` skips the map.
-  for (const { prefix, index } of PREFIXES) {
-    if (path.startsWith(prefix)) return { index, param: path.slice(prefix.length) };
-  }
-  const exact = EXACT.get(path);
-  if (exact !== undefined) return { index: exact, param: "" };
-  for (const { prefix, index } of PREFIXES) {
-    if (path.length === prefix.length - 1 && prefix.startsWith(path)) return { index, param: "" };
-  }
-  return null;
+  const route = ROUTER.match("ALL", path)[0][0]?.[0];
+  if (route === undefined) return null;
+  return { index: route.index, param: path.slice(route.prefix.length) };
 }
 
 /**
