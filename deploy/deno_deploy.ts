@@ -12,10 +12,10 @@
  * @module
  */
 
-import { startAccess } from "../src/cli/access.ts";
-import { kvReadinessCheck } from "../src/cli/kv.ts";
-import { createServer } from "../src/cli/server.ts";
-import { createServices } from "../src/cli/services.ts";
+import { startAccess } from "../src/server/access.ts";
+import { kvReadinessCheck } from "../src/server/kv.ts";
+import { createServer } from "../src/server/server.ts";
+import { createServices } from "../src/server/services.ts";
 import { loadConfig } from "../src/config.ts";
 
 const config = loadConfig(Deno.env.toObject());

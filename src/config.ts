@@ -10,6 +10,10 @@ import { parseArgs } from "node:util";
 import { FORWARDED_HEADERS, type ForwardedHeader } from "./http/client_address.ts";
 import { parseCidr } from "./ip/cidr.ts";
 import { DEFAULT_RECORD_CACHE_SIZE } from "./mmdb/reader.ts";
+import denoJson from "../deno.json" with { type: "json" };
+
+/** The package version, from deno.json. */
+export const VERSION: string = denoJson.version;
 
 export interface Config {
   host: string;
@@ -61,7 +65,7 @@ export interface Config {
   shutdownTimeout: number;
   /** The lookup page for browsers at `/` (off: `/` answers like `/me` for everyone). */
   web: boolean;
-  /** PEM certificate chain and private key files: serve HTTPS (both or neither; see src/cli/tls.ts). */
+  /** PEM certificate chain and private key files: serve HTTPS (both or neither; see src/server/tls.ts). */
   tlsCert: string | null;
   tlsKey: string | null;
 }

@@ -14,11 +14,8 @@ import {
   OPTIONS,
   parseFlags,
   UsageError,
+  VERSION,
 } from "../config.ts";
-import denoJson from "../../deno.json" with { type: "json" };
-
-/** The package version, from deno.json. */
-export const VERSION: string = denoJson.version;
 
 /** A command (`serve`) or a group of subcommands (`keys` → `create`, `list`, ...). */
 export interface Command<F extends FlagTable = FlagTable> {
