@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
-import { ConfigError, loadConfig, OPTIONS, parseFlags, UsageError } from "../../src/config.ts";
+import { parseFlags } from "../../src/cli/flags.ts";
+import { ConfigError, loadConfig, OPTIONS, UsageError } from "../../src/config.ts";
+import { FILE_CHECKS } from "../../src/server/data_dir.ts";
 
 const dataDir = await Deno.makeTempDir({ prefix: "ipintel-config-" });
 const aFile = `${dataDir}/file.txt`;
@@ -193,7 +195,7 @@ const INVALID: { env?: Record<string, string>; flags?: Record<string, string>; m
 Deno.test("loadConfig refuses each invalid value with a ConfigError naming it", () => {
   for (const { env = {}, flags = {}, message } of INVALID) {
     const label = JSON.stringify({ env, flags });
-    assert.throws(() => loadConfig(env, flags), (error: Error) => {
+    assert.throws(() => loadConfig(env, flags, FILE_CHECKS), (error: Error) => {
       assert.ok(error instanceof ConfigError, `${label}: ${error}`);
       assert.match(error.message, message, label);
       return true;
