@@ -4,15 +4,15 @@ import type { AccessControl, Caller } from "../access/access.ts";
 import type { Config } from "../config.ts";
 import { AppError, BadRequestError, capInput, DataUnavailableError } from "../errors.ts";
 import { renderError, renderLookup } from "../format/mod.ts";
+import { METRICS_CONTENT_TYPE } from "../format/render.ts";
 import type { Lookup } from "../lookup/lookup.ts";
-import { bearerMatches } from "../ops/bearer.ts";
-import { METRICS_CONTENT_TYPE } from "../ops/metrics.ts";
 import type { DataSet } from "../sources/data_set.ts";
 import { redactUrl } from "../sources/redact_url.ts";
 import type { FailedItem, Json, LookupResult } from "../types.ts";
 import { acceptsHtml, createSite } from "../web/site.ts";
 import { createAdmission } from "./admission.ts";
 import { type CompatDeps, compatHandler } from "./compat_handler.ts";
+import { bearerMatches } from "./bearer.ts";
 import { isJsonObject, readJsonBody, requireJsonContentType } from "./body.ts";
 import { createClientAddressResolver } from "./client_address.ts";
 import {
