@@ -106,7 +106,7 @@ export function isEmbeddedData(
 export type AnyOptionSpec = { [K in keyof Config]: OptionSpec<K> }[keyof Config];
 
 /** Every setting, in the order the README's configuration table lists them. */
-export const OPTIONS: readonly AnyOptionSpec[] = [
+export const OPTIONS = [
   option(
     "host",
     "HOST",
@@ -351,7 +351,10 @@ export const OPTIONS: readonly AnyOptionSpec[] = [
     () => null,
     nonEmpty,
   ),
-];
+] as const satisfies readonly AnyOptionSpec[];
+
+/** Fails to compile while a key of Config has no entry in OPTIONS. */
+const _EVERY_KEY_LISTED: Record<Exclude<keyof Config, typeof OPTIONS[number]["key"]>, never> = {};
 
 /** A configuration value that is not accepted; the CLI exits with status 2. */
 export class ConfigError extends Error {
@@ -393,15 +396,14 @@ export function loadConfig(
     return value;
   };
   const config: Partial<Record<keyof Config, unknown>> = {};
-  for (const spec of OPTIONS) config[spec.key] = setting<typeof spec.key>(spec);
+  for (const spec of OPTIONS) config[spec.key] = setting(spec);
   if (!isConfig(config)) throw new Error("A setting has no entry in OPTIONS");
   return Object.freeze(config);
 }
 
-/** True when every setting has its value: OPTIONS lists each key of Config once. */
+/** True when every key of Config has its value (OPTIONS lists each: _EVERY_KEY_LISTED). */
 function isConfig(values: Partial<Record<keyof Config, unknown>>): values is Config {
-  return OPTIONS.every((spec) => spec.key in values) &&
-    Object.keys(values).length === OPTIONS.length;
+  return OPTIONS.every((spec) => spec.key in values);
 }
 
 /** A flag a command declares for itself, beyond the configuration flags every command takes. */
