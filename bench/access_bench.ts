@@ -13,7 +13,7 @@
 import { AccessControl } from "../src/access/access.ts";
 import { KeyTable } from "../src/access/key_table.ts";
 import { RateLimiter } from "../src/access/rate_limiter.ts";
-import { createServices } from "../src/cli/services.ts";
+import { createServices } from "../src/server/services.ts";
 import { loadConfig } from "../src/config.ts";
 import { createApp } from "../src/http/app.ts";
 import { MemoryKeyStore } from "../src/store/keys.ts";

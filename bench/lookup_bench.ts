@@ -38,7 +38,7 @@ import { createEnrichment } from "../src/enrich/warm.ts";
 import { createLookup, type Lookup } from "../src/lookup/lookup.ts";
 import { openMmdb } from "../src/mmdb/reader.ts";
 import type { DataSet } from "../src/sources/data_set.ts";
-import type { AsnRecord, CityRecord } from "../src/sources/records.ts";
+import type { AsnRecord, CityRecord } from "../src/mmdb/records.ts";
 import { createUserAgentParser } from "../src/ua/parse.ts";
 import { NO_FEEDS } from "../src/risk/security.ts";
 import { readManifest } from "../src/sources/manifest.ts";

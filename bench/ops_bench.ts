@@ -17,8 +17,8 @@
  * @module
  */
 
-import { createServer } from "../src/cli/server.ts";
-import { createServices } from "../src/cli/services.ts";
+import { createServer } from "../src/server/server.ts";
+import { createServices } from "../src/server/services.ts";
 import { loadConfig } from "../src/config.ts";
 import { createApp, type ServiceSlot } from "../src/http/app.ts";
 import { randomPublicAddresses } from "./_addresses.ts";

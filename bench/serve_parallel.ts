@@ -9,8 +9,8 @@
  * @module
  */
 
-import { createServer } from "../src/cli/server.ts";
-import { createServices, createSharedParts } from "../src/cli/services.ts";
+import { createServer } from "../src/server/server.ts";
+import { createServices, createSharedParts } from "../src/server/services.ts";
 import { loadConfig } from "../src/config.ts";
 
 const config = loadConfig({ ...Deno.env.toObject(), IPINTEL_AUTH: "off" });

@@ -12,13 +12,14 @@
  * @module
  */
 
-import { startAccess } from "../src/cli/access.ts";
-import { kvReadinessCheck } from "../src/cli/kv.ts";
-import { createServer } from "../src/cli/server.ts";
-import { createServices } from "../src/cli/services.ts";
+import { startAccess } from "../src/server/access.ts";
+import { kvReadinessCheck } from "../src/server/kv.ts";
+import { FILE_CHECKS } from "../src/server/data_dir.ts";
+import { createServer } from "../src/server/server.ts";
+import { createServices } from "../src/server/services.ts";
 import { loadConfig } from "../src/config.ts";
 
-const config = loadConfig(Deno.env.toObject());
+const config = loadConfig(Deno.env.toObject(), {}, FILE_CHECKS);
 // IPINTEL_KV still wins when set (e.g. a KV Connect URL, or :memory: in a test).
 const kv = config.kv === null ? await Deno.openKv() : await Deno.openKv(config.kv);
 const { access, readiness } = await startAccess(kv, config);

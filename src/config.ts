@@ -1,15 +1,24 @@
 /**
- * The only reader of environment variables and command-line flags: one frozen
- * Config, validated at once (a bad value stops start-up naming the variable or
- * flag, the value and what is accepted), and the strict flag parser every
- * command uses.
+ * The settings: one frozen Config read from environment variables and
+ * configuration flags, validated at once (a bad value stops start-up naming
+ * the variable or flag, the value and what is accepted). A leaf: types and
+ * pure validators only. The command-line parser is src/cli/flags.ts; checks
+ * against the file system are passed in by the caller (src/server/data_dir.ts).
  */
 
 import { join } from "node:path";
-import { parseArgs } from "node:util";
-import { FORWARDED_HEADERS, type ForwardedHeader } from "./http/client_address.ts";
+import denoJson from "../deno.json" with { type: "json" };
 import { parseCidr } from "./ip/cidr.ts";
-import { DEFAULT_RECORD_CACHE_SIZE } from "./mmdb/reader.ts";
+
+/** The package version, from deno.json. */
+export const VERSION: string = denoJson.version;
+
+/** The forwarding headers a deployment can choose to believe (src/http/client_address.ts reads them). */
+export const FORWARDED_HEADERS = ["x-forwarded-for", "forwarded", "x-real-ip"] as const;
+export type ForwardedHeader = typeof FORWARDED_HEADERS[number];
+
+/** Decoded records cached per database unless told otherwise (src/mmdb/reader.ts uses it too). */
+export const DEFAULT_RECORD_CACHE_SIZE = 100_000;
 
 export interface Config {
   host: string;
@@ -61,13 +70,13 @@ export interface Config {
   shutdownTimeout: number;
   /** The lookup page for browsers at `/` (off: `/` answers like `/me` for everyone). */
   web: boolean;
-  /** PEM certificate chain and private key files: serve HTTPS (both or neither; see src/cli/tls.ts). */
+  /** PEM certificate chain and private key files: serve HTTPS (both or neither; see src/server/tls.ts). */
   tlsCert: string | null;
   tlsKey: string | null;
 }
 
 /** One setting: its environment variable, its flag, default and parser. */
-interface OptionSpec<K extends keyof Config> {
+export interface OptionSpec<K extends keyof Config> {
   key: K;
   env: string;
   flag: string;
@@ -93,8 +102,11 @@ export function isEmbeddedData(
   return standalone && dataDir === DEFAULT_DATA_DIR();
 }
 
+/** Any one setting's spec, its key tied to its value's type. */
+export type AnyOptionSpec = { [K in keyof Config]: OptionSpec<K> }[keyof Config];
+
 /** Every setting, in the order the README's configuration table lists them. */
-export const OPTIONS: readonly OptionSpec<keyof Config>[] = [
+export const OPTIONS = [
   option(
     "host",
     "HOST",
@@ -110,7 +122,7 @@ export const OPTIONS: readonly OptionSpec<keyof Config>[] = [
     "data-dir",
     "Directory holding manifest.json and the databases (must exist when set)",
     DEFAULT_DATA_DIR,
-    existingDirectory,
+    directoryPath,
   ),
   option(
     "bulkMax",
@@ -339,7 +351,10 @@ export const OPTIONS: readonly OptionSpec<keyof Config>[] = [
     () => null,
     nonEmpty,
   ),
-];
+] as const satisfies readonly AnyOptionSpec[];
+
+/** Fails to compile while a key of Config has no entry in OPTIONS. */
+const _EVERY_KEY_LISTED: Record<Exclude<keyof Config, typeof OPTIONS[number]["key"]>, never> = {};
 
 /** A configuration value that is not accepted; the CLI exits with status 2. */
 export class ConfigError extends Error {
@@ -351,25 +366,44 @@ export class UsageError extends Error {
   override name = "UsageError";
 }
 
+/** A check of a set value beyond its parser (one that reads the file system); throws a ConfigError. */
+export type SettingChecks = {
+  readonly [K in keyof Config]?: (value: Config[K], name: string) => void;
+};
+
 /**
  * Builds the configuration from the environment and the configuration flags
- * (flags win). Every set value is validated, so a misconfiguration stops
- * start-up at once; throws a ConfigError naming the variable or flag.
+ * (flags win). Every set value is validated (and given to its entry in
+ * `checks`), so a misconfiguration stops start-up at once; throws a
+ * ConfigError naming the variable or flag. Defaults are not checked.
  */
 export function loadConfig(
   env: Record<string, string | undefined>,
   flags: Readonly<Record<string, string | undefined>> = {},
+  checks: SettingChecks = {},
 ): Config {
-  const values: Record<string, unknown> = {};
-  for (const spec of OPTIONS) {
+  const setting = <K extends keyof Config>(spec: OptionSpec<K>): Config[K] => {
     const flagValue = flags[spec.flag];
     const envValue = env[spec.env];
-    if (flagValue !== undefined) values[spec.key] = spec.parse(flagValue, `--${spec.flag}`);
-    else if (envValue !== undefined && envValue !== "") {
-      values[spec.key] = spec.parse(envValue, spec.env);
-    } else values[spec.key] = spec.fallback();
-  }
-  return Object.freeze(values as unknown as Config);
+    const name = flagValue !== undefined
+      ? `--${spec.flag}`
+      : envValue !== undefined && envValue !== ""
+      ? spec.env
+      : null;
+    if (name === null) return spec.fallback();
+    const value = spec.parse(flagValue ?? envValue!, name);
+    checks[spec.key]?.(value, name);
+    return value;
+  };
+  const config: Partial<Record<keyof Config, unknown>> = {};
+  for (const spec of OPTIONS) config[spec.key] = setting(spec);
+  if (!isConfig(config)) throw new Error("A setting has no entry in OPTIONS");
+  return Object.freeze(config);
+}
+
+/** True when every key of Config has its value (OPTIONS lists each: _EVERY_KEY_LISTED). */
+function isConfig(values: Partial<Record<keyof Config, unknown>>): values is Config {
+  return OPTIONS.every((spec) => spec.key in values);
 }
 
 /** A flag a command declares for itself, beyond the configuration flags every command takes. */
@@ -390,90 +424,19 @@ export type FlagValues<F extends FlagTable> = {
   [K in keyof F]?: F[K]["type"] extends "boolean" ? boolean : string;
 };
 
-/** What a command receives: the validated configuration, its own flags and its positionals. */
-export interface CommandLine<F extends FlagTable> {
-  config: Config;
-  flags: FlagValues<F>;
-  positionals: string[];
-}
-
-/** `--help` and `--version`, accepted by every command. */
-export const COMMON_FLAGS = {
-  help: { type: "boolean", short: "h", description: "Print this help and exit" },
-  version: { type: "boolean", short: "V", description: "Print the version and exit" },
-} as const satisfies FlagTable;
-
-/**
- * Parses one command's arguments strictly with `node:util` `parseArgs`: the
- * command's own flags, `--help`, `--version` and every configuration flag
- * (`--port`, `--data-dir`, ...). An unknown flag, a missing value or a value
- * given to a boolean flag throws a UsageError naming it. Configuration values
- * are validated only when `withConfig` is true (skipped for `--help`).
- *
- * @example parseFlags(["--port", "9000", "x"], { force: { type: "boolean", description: "" } })
- */
-export function parseFlags<F extends FlagTable>(
-  args: readonly string[],
-  own: F,
-): {
-  flags: FlagValues<F> & FlagValues<typeof COMMON_FLAGS>;
-  config: Record<string, string>;
-  positionals: string[];
-} {
-  // The command's own flags first: the "valid options" of an error list them first.
-  const options: Record<string, { type: "string" | "boolean"; short?: string }> = {};
-  for (const [name, spec] of Object.entries({ ...own, ...COMMON_FLAGS })) {
-    options[name] = spec.short ? { type: spec.type, short: spec.short } : { type: spec.type };
-  }
-  for (const spec of OPTIONS) options[spec.flag] ??= { type: "string" };
-  let parsed;
-  try {
-    parsed = parseArgs({ args: [...args], options, strict: true, allowPositionals: true });
-  } catch (error) {
-    throw usageError(error as Error & { code?: string }, options);
-  }
-  const config: Record<string, string> = {};
-  const flags: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(parsed.values)) {
-    if (OPTIONS.some((o) => o.flag === name)) config[name] = value as string;
-    else flags[name] = value;
-  }
-  return { flags: flags as FlagValues<F>, config, positionals: parsed.positionals };
-}
-
-/** Rewords parseArgs' errors to name the flag the way the rest of the CLI does. */
-function usageError(
-  error: Error & { code?: string },
-  options: Record<string, { type: string; short?: string }>,
-): Error {
-  const flag = /'(-{1,2}[^' ]+)/.exec(error.message)?.[1] ?? "";
-  const valid = Object.keys(options).map((name) => `--${name}`).join(", ");
-  switch (error.code) {
-    case "ERR_PARSE_ARGS_UNKNOWN_OPTION":
-      return new UsageError(`Unknown option ${flag}: valid options are ${valid}`);
-    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
-      return new UsageError(
-        /does not take/.test(error.message)
-          ? `Option ${flag} takes no value`
-          : `Option ${flag} needs a value (write ${flag}=<value> for a value starting with -)`,
-      );
-    default:
-      return new UsageError(error.message);
-  }
-}
-
 function option<K extends keyof Config>(
   key: K,
   env: string,
   flag: string,
   description: string,
-  fallback: () => Config[K],
-  parse: (text: string, name: string) => unknown,
-): OptionSpec<keyof Config> {
-  return { key, env, flag, description, fallback, parse } as unknown as OptionSpec<keyof Config>;
+  fallback: () => NoInfer<Config[K]>,
+  parse: (text: string, name: string) => NoInfer<Config[K]>,
+): OptionSpec<K> {
+  return { key, env, flag, description, fallback, parse };
 }
 
-function invalid(name: string, text: string, accepted: string): ConfigError {
+/** The error for a value that is not accepted, naming the variable or flag and what it takes. */
+export function invalid(name: string, text: string, accepted: string): ConfigError {
   const shown = text.length > 200 ? `${text.slice(0, 200)}…` : text;
   return new ConfigError(`Invalid ${name} ${JSON.stringify(shown)}: expected ${accepted}`);
 }
@@ -486,20 +449,13 @@ function hostName(text: string, name: string): string {
   return host;
 }
 
-function existingDirectory(text: string, name: string): string {
-  const path = text.trim();
-  const accepted = "an existing directory (only the default data/ is created on first run)";
-  if (path === "") throw invalid(name, text, accepted);
-  try {
-    if (!Deno.statSync(path).isDirectory) throw invalid(name, text, `${accepted}; it is a file`);
-  } catch (error) {
-    if (error instanceof ConfigError) throw error;
-    if (error instanceof Deno.errors.NotFound) {
-      throw invalid(name, text, `${accepted}; it does not exist`);
-    }
-    throw invalid(name, text, `${accepted}; ${(error as Error).message}`);
-  }
-  return path;
+/** What IPINTEL_DATA_DIR accepts (src/server/data_dir.ts checks that it exists). */
+export const DATA_DIR_ACCEPTED =
+  "an existing directory (only the default data/ is created on first run)";
+
+function directoryPath(text: string, name: string): string {
+  if (text.trim() === "") throw invalid(name, text, DATA_DIR_ACCEPTED);
+  return text.trim();
 }
 
 function nonEmpty(text: string, name: string): string {

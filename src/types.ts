@@ -165,3 +165,16 @@ export interface FailedItem {
 
 /** JSON-compatible value, the input of the serialisers. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** One item of a bulk answer: a result, or the failure in place. */
+export type BulkItem = LookupResult | FailedItem;
+
+/** Why a stream ended before its input did; written as the stream's final record. */
+export interface BulkStop {
+  status: number;
+  message: string;
+  /** Items answered before the stop (failed items included): resume from the next one. */
+  answered: number;
+  /** Seconds until the budget allows more (a 429 stop), else null. */
+  retryAfter: number | null;
+}

@@ -1,7 +1,7 @@
 /** Shared test fixtures: small City and ASN databases written by our own MMDB writer. */
 
 import { createApp } from "../src/http/app.ts";
-import type { ForwardedHeader } from "../src/http/client_address.ts";
+import type { ForwardedHeader } from "../src/config.ts";
 import { createLookup, type Lookup } from "../src/lookup/lookup.ts";
 import { type MmdbValue, MmdbWriter, uint16 } from "../src/mmdb/writer/writer.ts";
 import { type DataSet, openDataSet } from "../src/sources/data_set.ts";

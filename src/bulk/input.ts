@@ -11,8 +11,8 @@
  */
 
 import { capInput } from "../errors.ts";
-import { trimBulkItem } from "../http/lookup_request.ts";
 import type { FailedItem } from "../types.ts";
+import { trimBulkItem } from "./items.ts";
 import { JsonIpsParser } from "./json_ips.ts";
 
 /** An address as given, or an item that failed before its lookup (an NDJSON line that is not one). */

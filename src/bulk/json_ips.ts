@@ -12,7 +12,7 @@
  */
 
 import { BadRequestError } from "../errors.ts";
-import { trimBulkItem } from "../http/lookup_request.ts";
+import { trimBulkItem } from "./items.ts";
 
 // What the grammar expects next.
 const VALUE = 0; // a value (the root, after ':' or after ',' in an array)

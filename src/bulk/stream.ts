@@ -14,24 +14,14 @@
  * empty input yields nothing.
  */
 
-import { AppError, capInput, quoteInput, RateLimitedError } from "../errors.ts";
-import { STATUS_BY_CODE } from "../http/status.ts";
+import { AppError, capInput, quoteInput, RateLimitedError, STATUS_BY_CODE } from "../errors.ts";
 import type { Lookup, LookupOptions } from "../lookup/lookup.ts";
-import type { FailedItem, LookupResult } from "../types.ts";
+import type { BulkItem, BulkStop } from "../types.ts";
+
+export type { BulkItem, BulkStop };
 import type { BulkInput } from "./input.ts";
 
 /** One answered item: a result, or the failure in place. */
-export type BulkItem = LookupResult | FailedItem;
-
-/** Why a stream ended before its input did; written as the stream's final record. */
-export interface BulkStop {
-  status: number;
-  message: string;
-  /** Items answered before the stop (failed items included): resume from the next one. */
-  answered: number;
-  /** Seconds until the budget allows more (a 429 stop), else null. */
-  retryAfter: number | null;
-}
 
 /** What the pipeline yields: a batch of items, or the stop that ends it. */
 export type BulkEvent = { items: BulkItem[] } | { stop: BulkStop };

@@ -1,24 +1,12 @@
 /**
  * Commands as data: each declares its flags, positionals and help, and one
- * dispatcher parses them strictly (config.ts) and owns the exit status.
+ * dispatcher parses them strictly (flags.ts) and owns the exit status.
  *
  * Exit status: 0 done, 1 the command failed, 2 a usage or configuration error.
  */
 
-import {
-  type CommandLine,
-  COMMON_FLAGS,
-  ConfigError,
-  type FlagTable,
-  loadConfig,
-  OPTIONS,
-  parseFlags,
-  UsageError,
-} from "../config.ts";
-import denoJson from "../../deno.json" with { type: "json" };
-
-/** The package version, from deno.json. */
-export const VERSION: string = denoJson.version;
+import { ConfigError, type FlagTable, OPTIONS, UsageError, VERSION } from "../config.ts";
+import { commandConfig, type CommandLine, COMMON_FLAGS, parseFlags } from "./flags.ts";
 
 /** A command (`serve`) or a group of subcommands (`keys` → `create`, `list`, ...). */
 export interface Command<F extends FlagTable = FlagTable> {
@@ -97,7 +85,7 @@ export async function runCommand(
         : "Missing argument";
       throw new UsageError(`${what}\nUsage: ${usageLine(command, path)}`);
     }
-    const config = loadConfig(env, configFlags);
+    const config = commandConfig(env, configFlags);
     return await command.run!({ config, flags, positionals });
   } catch (error) {
     console.error(`${path}: ${error instanceof Error ? error.message : error}`);

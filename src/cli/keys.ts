@@ -13,7 +13,7 @@ import {
 } from "../store/keys.ts";
 import { KvRateCounters } from "../store/rate_counts.ts";
 import { type Command, defineCommand } from "./command.ts";
-import { kvLocation, openKv } from "./kv.ts";
+import { kvLocation, openKv } from "../server/kv.ts";
 
 const JSON_FLAG = {
   json: { type: "boolean", description: "Print JSON (one object per line)" },

@@ -13,7 +13,7 @@ import type { Json } from "../types.ts";
 import type { StreamFormat } from "../format/stream.ts";
 import { defineCommand } from "./command.ts";
 import { lookupStream } from "./lookup_stream.ts";
-import { createServices } from "./services.ts";
+import { createServices } from "../server/services.ts";
 
 const LOOKUP_FLAGS = {
   ua: {

@@ -7,19 +7,19 @@ import { type Metrics, sharedCountsBuffer } from "../ops/metrics.ts";
 import type { DataSet } from "../sources/data_set.ts";
 import { readManifest } from "../sources/manifest.ts";
 import { defineCommand } from "./command.ts";
-import { keepData } from "./data_keeper.ts";
-import { guardUncaughtErrors } from "./error_guard.ts";
-import { startInstance } from "./instance.ts";
-import { type ReloadTarget, startHotReload } from "./reload.ts";
+import { keepData } from "../server/data_keeper.ts";
+import { guardUncaughtErrors } from "../server/error_guard.ts";
+import { startInstance } from "../server/instance.ts";
+import { type ReloadTarget, startHotReload } from "../server/reload.ts";
 import {
   createSharedParts,
   type Handoff,
   openServedData,
   openSharedData,
   servicesFor,
-} from "./services.ts";
-import { StopRequest } from "./shutdown.ts";
-import { WorkerPool } from "./worker_pool.ts";
+} from "../server/services.ts";
+import { StopRequest } from "../server/shutdown.ts";
+import { WorkerPool } from "../server/worker_pool.ts";
 
 /**
  * The data builder and updater (src/update, the MMDB writer): loaded only when the

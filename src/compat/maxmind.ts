@@ -13,7 +13,7 @@ import type { RateDecision } from "../access/rate_limiter.ts";
 import type { AppError, NotFoundError, RateLimitedError } from "../errors.ts";
 import type { LookupDetail } from "../lookup/lookup.ts";
 import { anonymizerFlags } from "../risk/security.ts";
-import type { CityRecord } from "../sources/records.ts";
+import type { CityRecord } from "../mmdb/records.ts";
 import type { Json } from "../types.ts";
 import {
   basicCredentials,

@@ -306,7 +306,7 @@ export function createTimeZoneCache(): TimeZoneLookup {
  */
 type Segment = readonly [start: number, offset: number, isDst: 0 | 1, abbr: string];
 
-/** What zone_table.json holds (written by zone_table_gen.ts). */
+/** What zone_table.json holds (written by tests/enrich/zone_table_gen.ts). */
 interface ZoneTable {
   /** The instants (epoch seconds) the segments cover: [from, to). */
   from: number;

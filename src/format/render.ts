@@ -26,6 +26,9 @@ export const CONTENT_TYPES: Readonly<Record<OutputFormat, string>> = {
   csv: "text/csv; charset=utf-8",
 };
 
+/** `GET /metrics`: the Prometheus text exposition format that src/ops/metrics.ts renders. */
+export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
 const FORMATS: ReadonlyMap<string, OutputFormat> = new Map([
   ["json", "json"],
   ["xml", "xml"],

@@ -17,7 +17,7 @@
  * The final record `incomplete` is `{status, message, answered, retryAfter}`.
  */
 
-import type { BulkItem, BulkStop } from "../bulk/stream.ts";
+import type { BulkItem, BulkStop } from "../types.ts";
 import { isLayoutLeaf, type Json, type LayoutGroup, RESULT_LAYOUT } from "../types.ts";
 import { csvColumns, csvHeader, csvRow } from "./csv.ts";
 import { CONTENT_TYPES, type OutputFormat, parseFormat } from "./render.ts";

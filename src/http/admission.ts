@@ -6,7 +6,6 @@
  */
 
 import { type AccessControl, assertAllowed, type Caller, type Charge } from "../access/access.ts";
-import type { RateDecision } from "../access/rate_limiter.ts";
 import type { ApiRequest } from "./pipeline.ts";
 
 export interface Admission {
@@ -59,13 +58,4 @@ export function apiKeyOf(queryKey: string | undefined, headers: Headers): string
   if (authorization === null) return null;
   const match = /^\s*bearer\s+(\S*)\s*$/i.exec(authorization);
   return match ? match[1]! : authorization.trim(); // another scheme: still a key that is wrong
-}
-
-/** `RateLimit-Limit`, `-Remaining` and `-Reset` for a decision (a 429 adds `Retry-After`). */
-export function rateLimitHeaders(decision: RateDecision): Record<string, string> {
-  return {
-    "ratelimit-limit": String(decision.limit),
-    "ratelimit-remaining": String(decision.remaining),
-    "ratelimit-reset": String(decision.resetSeconds),
-  };
 }

@@ -2,18 +2,19 @@
 
 import type { AccessControl, Caller } from "../access/access.ts";
 import type { Config } from "../config.ts";
+import { splitBulkList } from "../bulk/items.ts";
 import { lookupItem } from "../bulk/stream.ts";
 import { AppError, BadRequestError, DataUnavailableError } from "../errors.ts";
 import { streamFormat } from "../format/stream.ts";
 import { renderError, renderLookup } from "../format/mod.ts";
-import { bearerMatches } from "../ops/bearer.ts";
-import { METRICS_CONTENT_TYPE } from "../ops/metrics.ts";
+import { METRICS_CONTENT_TYPE } from "../format/render.ts";
 import type { DataSet } from "../sources/data_set.ts";
 import { redactUrl } from "../sources/redact_url.ts";
 import type { Json } from "../types.ts";
 import { acceptsHtml, createSite } from "../web/site.ts";
 import { createAdmission } from "./admission.ts";
 import { type CompatDeps, compatHandler } from "./compat_handler.ts";
+import { bearerMatches } from "./bearer.ts";
 import {
   bodyFormat,
   type BulkStreamDeps,
@@ -21,12 +22,7 @@ import {
   streamListAnswer,
 } from "./bulk_stream.ts";
 import { createClientAddressResolver } from "./client_address.ts";
-import {
-  type LookupRequest,
-  readLookupQuery,
-  readLookupRequest,
-  splitBulkList,
-} from "./lookup_request.ts";
+import { type LookupRequest, readLookupQuery, readLookupRequest } from "./lookup_request.ts";
 import { OPENAPI_DOCUMENT } from "./openapi.ts";
 import {
   type Answer,

@@ -6,13 +6,10 @@
  * reading a second one (or any from an untrusted peer) lets it pick its address.
  */
 
+import { FORWARDED_HEADERS, type ForwardedHeader } from "../config.ts";
 import { BadRequestError, quoteInput } from "../errors.ts";
 import { type Cidr, cidrContains, parseCidr } from "../ip/cidr.ts";
 import { type ParsedIp, parseIp } from "../ip/parse.ts";
-
-/** The forwarding headers a deployment can choose to believe. */
-export const FORWARDED_HEADERS = ["x-forwarded-for", "forwarded", "x-real-ip"] as const;
-export type ForwardedHeader = typeof FORWARDED_HEADERS[number];
 
 /** The caller's canonical address, from the peer address and the request headers. */
 export type ClientAddressResolver = (peer: string, headers: Headers) => string;

@@ -10,12 +10,16 @@
  */
 
 import type { RateDecision } from "../access/rate_limiter.ts";
-import { AppError, MethodNotAllowedError, quoteInput, RateLimitedError } from "../errors.ts";
+import {
+  AppError,
+  MethodNotAllowedError,
+  quoteInput,
+  RateLimitedError,
+  STATUS_BY_CODE,
+} from "../errors.ts";
 import { CONTENT_TYPES, type OutputFormat, parseFormat, renderError } from "../format/render.ts";
-import { rateLimitHeaders } from "./admission.ts";
 import { checkRequest, requestTarget, targetFormat } from "./request_target.ts";
 import { allowedMethods, matchRoute, type RoutePath, ROUTES, type RouteSpec } from "./routes.ts";
-import { STATUS_BY_CODE } from "./status.ts";
 
 /** What a route handler answers; the pipeline adds the headers every answer gets. */
 export interface Answer {
@@ -276,4 +280,13 @@ const NON_ASCII = /[\u0080-\uffff]/;
 function byteLength(body: string | Uint8Array): number {
   if (typeof body !== "string") return body.byteLength;
   return NON_ASCII.test(body) ? new TextEncoder().encode(body).byteLength : body.length;
+}
+
+/** `RateLimit-Limit`, `-Remaining` and `-Reset` for a decision (a 429 adds `Retry-After`). */
+function rateLimitHeaders(decision: RateDecision): Record<string, string> {
+  return {
+    "ratelimit-limit": String(decision.limit),
+    "ratelimit-remaining": String(decision.remaining),
+    "ratelimit-reset": String(decision.resetSeconds),
+  };
 }

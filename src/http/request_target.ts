@@ -8,10 +8,15 @@
  * target is recovered from the URL without trusting the Host part.
  */
 
-import { type AppError, BadRequestError, MethodNotAllowedError, quoteInput } from "../errors.ts";
+import {
+  type AppError,
+  BadRequestError,
+  MethodNotAllowedError,
+  quoteInput,
+  STATUS_BY_CODE,
+} from "../errors.ts";
 import { type OutputFormat, parseFormat, renderError } from "../format/mod.ts";
 import { SERVED_METHODS } from "./routes.ts";
-import { STATUS_BY_CODE } from "./status.ts";
 
 // RFC 9110 7.2 Host = uri-host [":" port], narrowed to what a client of this
 // API sends: a DNS name or IPv4 address, or a bracketed IPv6 literal.

@@ -2,7 +2,7 @@
 
 import type { ParsedIp } from "../ip/parse.ts";
 import type { DataSet } from "../sources/data_set.ts";
-import type { AsnRecord, IspRecord } from "../sources/records.ts";
+import type { AsnRecord, IspRecord } from "../mmdb/records.ts";
 import type { Connection } from "../types.ts";
 import { sharedPart } from "../shared_part.ts";
 

@@ -1,6 +1,6 @@
 /** Projects a City record onto our `geoLocation` shape (names in one language). */
 
-import type { CityRecord, Names } from "../sources/records.ts";
+import type { CityRecord, Names } from "../mmdb/records.ts";
 import type { GeoLocation } from "../types.ts";
 
 /** Country facts that come from the country table, not the database. */

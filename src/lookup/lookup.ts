@@ -7,7 +7,7 @@ import { reservedRangeName } from "../ip/reserved.ts";
 import { formatNetwork } from "../ip/cidr.ts";
 import { type RiskSignals, type RiskSource, securityOf } from "../risk/security.ts";
 import type { DataSet } from "../sources/data_set.ts";
-import type { CityRecord } from "../sources/records.ts";
+import type { CityRecord } from "../mmdb/records.ts";
 import type { Currency, Flag, GeoLocation, LookupResult, UserAgent } from "../types.ts";
 import { createConnectionOf, NO_CONNECTION } from "./connection.ts";
 import { effectiveCountry, toGeoLocation } from "./geo.ts";

@@ -13,7 +13,7 @@
  */
 
 import type { FeedMatch } from "../risk/security.ts";
-import type { CityRecord, Names } from "../sources/records.ts";
+import type { CityRecord, Names } from "../mmdb/records.ts";
 
 /** EU member states (ISO 3166-1 alpha-2), for `is_in_eu` of a country the database does not give. */
 const EU = new Set(

@@ -3,10 +3,8 @@
 import { Buffer } from "node:buffer";
 import { Reader } from "mmdb-lib";
 import { LruCache } from "../cache/lru.ts";
+import { DEFAULT_RECORD_CACHE_SIZE } from "../config.ts";
 import { createPrefixLength, createTreeWalk } from "./tree.ts";
-
-/** Decoded records cached per database unless told otherwise (IPINTEL_CACHE_SIZE's default). */
-export const DEFAULT_RECORD_CACHE_SIZE = 100_000;
 
 /** A record of a database that does not decode: a server fault, never the caller's. */
 export class CorruptRecordError extends Error {

@@ -1,5 +1,6 @@
 /**
- * Counters for `GET /metrics`, in the Prometheus text format (version 0.0.4).
+ * Counters for `GET /metrics`, in the Prometheus text format (version 0.0.4,
+ * METRICS_CONTENT_TYPE in src/format/render.ts).
  *
  * Counting sits on every request, the fast path's included, so it is plain
  * arithmetic on preallocated arrays: no label strings are built per request,
@@ -360,6 +361,3 @@ function sourceLabels(source: { name: string; kind: string }): string {
 function escapeLabel(value: string): string {
   return value.replace(/[\\"\n]/g, (c) => c === "\n" ? "\\n" : `\\${c}`);
 }
-
-/** The content type of the text exposition format. */
-export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";

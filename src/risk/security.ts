@@ -14,7 +14,7 @@
  */
 
 import { formatIpv6, type ParsedIp } from "../ip/parse.ts";
-import type { AnonymousIpRecord } from "../sources/records.ts";
+import type { AnonymousIpRecord } from "../mmdb/records.ts";
 import type { Risk, RiskMatch, Security, ThreatLevel } from "../types.ts";
 import { sharedPart } from "../shared_part.ts";
 

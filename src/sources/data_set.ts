@@ -35,7 +35,7 @@ import type {
   DomainRecord,
   FeedRecord,
   IspRecord,
-} from "./records.ts";
+} from "../mmdb/records.ts";
 import type { SourceSpec } from "./sources_file.ts";
 import { redactUrl, redactUrls } from "./redact_url.ts";
 import { verifyMmdb } from "./verify_mmdb.ts";

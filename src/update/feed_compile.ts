@@ -13,7 +13,7 @@ import { compareKeys, parseNetworkKeys } from "../mmdb/writer/key.ts";
 import { type MmdbValue, MmdbWriter } from "../mmdb/writer/writer.ts";
 import { formatIpv6 } from "../ip/parse.ts";
 import type { FeedKind } from "../sources/manifest.ts";
-import type { FeedMatchRecord } from "../sources/records.ts";
+import type { FeedMatchRecord } from "../mmdb/records.ts";
 import type { ParsedFeed } from "./feed_parse.ts";
 
 /** One list of the kind, parsed. */

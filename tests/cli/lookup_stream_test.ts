@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { parse as parseCsv } from "csv-parse/sync";
-import { createServices } from "../../src/cli/services.ts";
+import { createServices } from "../../src/server/services.ts";
 import { loadConfig } from "../../src/config.ts";
 import { createApp } from "../../src/http/app.ts";
 import { DEFAULT_DATA_DIR, peer } from "../_helpers.ts";

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { ConfigError, loadConfig, OPTIONS, parseFlags, UsageError } from "../../src/config.ts";
+import { ConfigError, loadConfig, OPTIONS } from "../../src/config.ts";
+import { FILE_CHECKS } from "../../src/server/data_dir.ts";
 
 const dataDir = await Deno.makeTempDir({ prefix: "ipintel-config-" });
 const aFile = `${dataDir}/file.txt`;
@@ -193,7 +194,7 @@ const INVALID: { env?: Record<string, string>; flags?: Record<string, string>; m
 Deno.test("loadConfig refuses each invalid value with a ConfigError naming it", () => {
   for (const { env = {}, flags = {}, message } of INVALID) {
     const label = JSON.stringify({ env, flags });
-    assert.throws(() => loadConfig(env, flags), (error: Error) => {
+    assert.throws(() => loadConfig(env, flags, FILE_CHECKS), (error: Error) => {
       assert.ok(error instanceof ConfigError, `${label}: ${error}`);
       assert.match(error.message, message, label);
       return true;
@@ -207,35 +208,4 @@ Deno.test("every option has a distinct variable and flag, both listed in the tab
   assert.equal(envs.size, OPTIONS.length);
   assert.equal(flags.size, OPTIONS.length);
   for (const o of OPTIONS) assert.match(o.flag, /^[a-z][a-z-]*$/);
-});
-
-const OWN = {
-  force: { type: "boolean", description: "Rebuild" },
-  name: { type: "string", short: "n", description: "Name" },
-} as const;
-
-Deno.test("parseFlags separates own flags, configuration flags and positionals", () => {
-  const parsed = parseFlags(["create", "--name", "ci", "--port=9000", "--force", "x"], OWN);
-  assert.deepEqual(parsed.flags, { name: "ci", force: true });
-  assert.deepEqual(parsed.config, { port: "9000" });
-  assert.deepEqual(parsed.positionals, ["create", "x"]);
-  assert.deepEqual(parseFlags(["-n", "ci", "-h"], OWN).flags, { name: "ci", help: true });
-  assert.deepEqual(parseFlags(["--", "--force"], OWN).positionals, ["--force"]);
-});
-
-Deno.test("parseFlags refuses unknown flags and missing or unexpected values, naming the flag", () => {
-  const cases: [string[], RegExp][] = [
-    [["--prot", "9000"], /^Unknown option --prot: valid options are .*--port/],
-    [["-x"], /^Unknown option -x/],
-    [["--port"], /^Option --port needs a value/],
-    [["--name", "--force"], /^Option --name needs a value.*--name=<value>/],
-    [["--force=yes"], /^Option --force takes no value$/],
-  ];
-  for (const [args, message] of cases) {
-    assert.throws(() => parseFlags(args, OWN), (error: Error) => {
-      assert.ok(error instanceof UsageError, `${args}: ${error}`);
-      assert.match(error.message, message, args.join(" "));
-      return true;
-    });
-  }
 });

@@ -9,7 +9,7 @@
 
 import assert from "node:assert/strict";
 import { createTimeZoneCache } from "../../src/enrich/timezone.ts";
-import { zonesInCityDatabase } from "../../src/enrich/zone_table_gen.ts";
+import { zonesInCityDatabase } from "./zone_table_gen.ts";
 import { defaultDataFile } from "../_helpers.ts";
 import { askZoneinfo } from "./zoneinfo_oracle.ts";
 

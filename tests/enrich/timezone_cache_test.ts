@@ -5,7 +5,7 @@ import {
   timeZoneInfo,
   zoneTable,
 } from "../../src/enrich/timezone.ts";
-import { TABLE_FROM, TABLE_TO, tableZones } from "../../src/enrich/zone_table_gen.ts";
+import { TABLE_FROM, TABLE_TO, tableZones } from "./zone_table_gen.ts";
 
 /** Instants (fixed clock) walking across minute boundaries and DST changes. */
 const SEQUENCES: Array<{ name: string; zone: string; instants: string[] }> = [

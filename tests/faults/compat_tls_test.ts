@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { TLS_POLL_MS } from "../../src/cli/tls.ts";
+import { TLS_POLL_MS } from "../../src/server/tls.ts";
 import { makeCertificates, trustingFetch } from "../compat/_tls.ts";
 import { DEFAULT_DATA_DIR } from "../_helpers.ts";
 import { startServe, waitFor } from "../_serve_process.ts";

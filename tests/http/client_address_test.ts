@@ -1,8 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  createClientAddressResolver,
-  type ForwardedHeader,
-} from "../../src/http/client_address.ts";
+import type { ForwardedHeader } from "../../src/config.ts";
+import { createClientAddressResolver } from "../../src/http/client_address.ts";
 import { fixtureApp, peer } from "../_helpers.ts";
 
 // Who /me says is calling, for every combination of peer, believed header and

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { splitBulkList } from "../../src/http/lookup_request.ts";
+import { splitBulkList } from "../../src/bulk/items.ts";
 import { fixtureApp } from "../_helpers.ts";
 
 // What a new user tries: spaces after commas, a trailing comma, a browser preflight.

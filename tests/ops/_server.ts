@@ -1,7 +1,7 @@
 /** A server handler (app + fast path + instrumentation) over the fixture data, called in-process. */
 
 import type { AccessControl } from "../../src/access/access.ts";
-import { createServer, type Server } from "../../src/cli/server.ts";
+import { createServer, type Server } from "../../src/server/server.ts";
 import type { Config } from "../../src/config.ts";
 import type { ReadinessCheck } from "../../src/ops/readiness.ts";
 import { fixtureDataSet, fixtureLookup, peer } from "../_helpers.ts";

@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { kvLocation } from "../../src/cli/kv.ts";
+import { kvLocation } from "../../src/server/kv.ts";
 import { DEFAULT_DATA_DIR, isEmbeddedData } from "../../src/config.ts";
 import { DEFAULT_DATA_DIR as REPO_DATA_DIR } from "../_helpers.ts";
 import { startServe } from "../_serve_process.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { kvReadinessCheck } from "../../src/cli/kv.ts";
+import { kvReadinessCheck } from "../../src/server/kv.ts";
 import { testServer } from "./_server.ts";
 
 const answer = async (response: Response) => ({

@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { createServices } from "../../src/cli/services.ts";
+import { createServices } from "../../src/server/services.ts";
 import { loadConfig } from "../../src/config.ts";
 import { type MmdbValue, MmdbWriter } from "../../src/mmdb/writer/writer.ts";
 import { openDataSet } from "../../src/sources/data_set.ts";

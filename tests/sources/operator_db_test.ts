@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createServices } from "../../src/cli/services.ts";
+import { createServices } from "../../src/server/services.ts";
 import { loadConfig } from "../../src/config.ts";
 import { createApp } from "../../src/http/app.ts";
 import { type MmdbValue, MmdbWriter, uint32 } from "../../src/mmdb/writer/writer.ts";

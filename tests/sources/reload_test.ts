@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { startHotReload } from "../../src/cli/reload.ts";
-import { createServices, createSharedParts } from "../../src/cli/services.ts";
+import { startHotReload } from "../../src/server/reload.ts";
+import { createServices, createSharedParts } from "../../src/server/services.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
 import { createApp, type ServiceSlot } from "../../src/http/app.ts";
 import { feedSource, startFeedServer, update, writeBaseDataDir } from "../update/_feed_server.ts";

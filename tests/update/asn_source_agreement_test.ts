@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { parseIp } from "../../src/ip/parse.ts";
 import { openMmdb } from "../../src/mmdb/reader.ts";
-import type { AsnRecord } from "../../src/sources/records.ts";
+import type { AsnRecord } from "../../src/mmdb/records.ts";
 import { parseAsnCsv } from "../../src/update/asn_csv.ts";
 import { DEFAULT_REGISTRY, DEFAULT_SOURCES } from "../../src/update/default_sources.ts";
 import { fetchPackage } from "../../src/update/npm_package.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { openMmdb } from "../../src/mmdb/reader.ts";
 import { MmdbWriter, uint16 } from "../../src/mmdb/writer/writer.ts";
-import type { AsnRecord } from "../../src/sources/records.ts";
+import type { AsnRecord } from "../../src/mmdb/records.ts";
 import { buildDefaultData } from "../../src/update/build.ts";
 import type { DefaultSource } from "../../src/update/default_sources.ts";
 import { type Manifest, readManifest } from "../../src/sources/manifest.ts";

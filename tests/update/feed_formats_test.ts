@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import type { SourceFormat } from "../../src/sources/manifest.ts";
 import { openMmdb } from "../../src/mmdb/reader.ts";
-import type { FeedRecord } from "../../src/sources/records.ts";
+import type { FeedRecord } from "../../src/mmdb/records.ts";
 import { compileFeeds } from "../../src/update/feed_compile.ts";
 import { parseFeed } from "../../src/update/feed_parse.ts";
 

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { AccessControl, type AuthSetting } from "../../src/access/access.ts";
 import { KeyTable } from "../../src/access/key_table.ts";
 import { RateLimiter } from "../../src/access/rate_limiter.ts";
-import { assertNotOpenByDefault, describeAccess } from "../../src/cli/access.ts";
+import { assertNotOpenByDefault, describeAccess } from "../../src/server/access.ts";
 import { MemoryKeyStore } from "../../src/store/keys.ts";
 import { MemoryRateCounters } from "../../src/store/rate_counts.ts";
 

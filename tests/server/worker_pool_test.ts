@@ -6,8 +6,8 @@
 
 import assert from "node:assert/strict";
 import { loadConfig } from "../../src/config.ts";
-import { openSharedData } from "../../src/cli/services.ts";
-import { WorkerPool } from "../../src/cli/worker_pool.ts";
+import { openSharedData } from "../../src/server/services.ts";
+import { WorkerPool } from "../../src/server/worker_pool.ts";
 import { sharedCountsBuffer } from "../../src/ops/metrics.ts";
 import { rateTableBuffer } from "../../src/access/rate_table.ts";
 import { readManifest, writeManifest } from "../../src/sources/manifest.ts";

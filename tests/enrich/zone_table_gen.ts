@@ -12,11 +12,14 @@
  *
  *   deno task zones
  *
+ * It lives in tests/, beside the tests that hold the table equal to ICU and
+ * use its helpers: it is a snapshot refresher, not part of the server (src/).
+ *
  * @module
  */
 
-import { DEFAULT_DATA_DIR } from "../config.ts";
-import { zoneTable } from "./timezone.ts";
+import { DEFAULT_DATA_DIR } from "../../src/config.ts";
+import { zoneTable } from "../../src/enrich/timezone.ts";
 
 /** The years the table covers; instants outside them are answered by ICU. */
 export const TABLE_FROM = Date.UTC(2025, 0, 1);
@@ -58,7 +61,7 @@ export async function tableZones(dataDir = DEFAULT_DATA_DIR()): Promise<string[]
 
 if (import.meta.main) {
   const table = zoneTable(await tableZones(), TABLE_FROM, TABLE_TO);
-  const path = new URL("./zone_table.json", import.meta.url);
+  const path = new URL("../../src/enrich/zone_table.json", import.meta.url);
   await Deno.writeTextFile(path, JSON.stringify(table) + "\n");
   console.error(`wrote ${Object.keys(table.zones).length} zones to ${path.pathname}`);
 }

@@ -5,7 +5,7 @@
  */
 
 import type { AccessControl } from "../access/access.ts";
-import type { Config } from "../config.ts";
+import { type Config, VERSION } from "../config.ts";
 import { createApp, type ServiceSlot } from "../http/app.ts";
 import { createClientAddressResolver } from "../http/client_address.ts";
 import type { FetchHandler } from "../http/pipeline.ts";
@@ -13,7 +13,6 @@ import { LineWriter } from "../ops/access_log.ts";
 import { instrument } from "../ops/instrument.ts";
 import { Metrics, type SharedCounts } from "../ops/metrics.ts";
 import { createReadiness, type ReadinessCheck } from "../ops/readiness.ts";
-import { VERSION } from "./command.ts";
 import type { Services } from "./services.ts";
 
 type ServerConfig = Pick<

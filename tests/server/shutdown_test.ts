@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { SAME_STOP_MS, StopRequest } from "../../src/cli/shutdown.ts";
+import { SAME_STOP_MS, StopRequest } from "../../src/server/shutdown.ts";
 
 const settled = async (promise: Promise<unknown>) => {
   let done = false;

@@ -1,7 +1,7 @@
 /**
  * One serving isolate: its KV connection, keys and rate counts, the request
  * handler and the listening socket. `ipintel serve` runs one in its main
- * isolate, or one per worker (src/cli/serve_worker.ts); the data each serves
+ * isolate, or one per worker (src/server/serve_worker.ts); the data each serves
  * is installed from outside (`server.install`).
  */
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { guardUncaughtErrors } from "../../src/cli/error_guard.ts";
+import { guardUncaughtErrors } from "../../src/server/error_guard.ts";
 
 Deno.test("an unhandled rejection and an uncaught error are logged and counted, and the isolate carries on", async () => {
   const lines: string[] = [];
