@@ -17,11 +17,7 @@
 import { AppError, capInput, quoteInput, RateLimitedError, STATUS_BY_CODE } from "../errors.ts";
 import type { Lookup, LookupOptions } from "../lookup/lookup.ts";
 import type { BulkItem, BulkStop } from "../types.ts";
-
-export type { BulkItem, BulkStop };
 import type { BulkInput } from "./input.ts";
-
-/** One answered item: a result, or the failure in place. */
 
 /** What the pipeline yields: a batch of items, or the stop that ends it. */
 export type BulkEvent = { items: BulkItem[] } | { stop: BulkStop };
