@@ -15,6 +15,7 @@
 import type { Config } from "../config.ts";
 import type { DataSet } from "../sources/data_set.ts";
 import { DATABASE_KINDS } from "../sources/manifest.ts";
+import { sleep } from "../update/sleep.ts";
 
 /** What the keeper runs: `data` (missing databases) and `data update` (every source). */
 export interface DataJobs {
@@ -67,16 +68,4 @@ export async function keepData(
     }
     if (due === 0) return; // updates off and nothing missing
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done);
-  });
 }

@@ -7,6 +7,7 @@
 
 import { redactUrl, redactUrls } from "../sources/redact_url.ts";
 import { CapExceededError } from "./limits.ts";
+import { sleep } from "./sleep.ts";
 
 export interface DownloadOptions {
   fetchFn?: typeof fetch;
@@ -167,16 +168,4 @@ async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
 
 function optional<K extends string>(key: K, value: string | null): { [P in K]?: string } {
   return (value ? { [key]: value } : {}) as { [P in K]?: string };
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done);
-  });
 }

@@ -7,6 +7,8 @@
  * writer can name it.
  */
 
+import { sleep } from "./sleep.ts";
+
 export const LOCK_FILE = ".lock";
 
 /** The lock is held by another process (and the caller chose not to wait). */
@@ -45,7 +47,7 @@ export async function lockDataDir(dataDir: string, options: LockOptions): Promis
       if (!options.wait) throw new DataLockedError(dataDir, holder);
       if (!told) options.onWait?.(holder);
       told = true;
-      await pause(200, options.signal);
+      await sleep(200, options.signal);
       if (options.signal?.aborted) {
         throw new Error(`Waiting for the lock of ${dataDir} was cancelled`);
       }
@@ -78,16 +80,4 @@ async function describeHolder(path: string): Promise<string> {
   } catch {
     return "another process";
   }
-}
-
-function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done);
-  });
 }
