@@ -77,7 +77,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["mmdb"], // MaxMind DB reading and writing, the record layouts
   ["config.ts", "ua", "format"], // settings; user-agent parsing; output formats
   ["ip", "cache", "store", "web"], // addresses and CIDRs; LRU; KV stores; the browser page
-  ["errors.ts", "types.ts", "shared_part.ts"], // error taxonomy, result shapes, frozen parts
+  ["errors.ts", "types.ts", "shared_part.ts", "sleep.ts"], // errors, result shapes, frozen parts, waits
 ];
 
 const SRC = new URL("../src/", import.meta.url);

@@ -15,7 +15,7 @@
 import type { Config } from "../config.ts";
 import type { DataSet } from "../sources/data_set.ts";
 import { DATABASE_KINDS } from "../sources/manifest.ts";
-import { sleep } from "../update/sleep.ts";
+import { sleep } from "../sleep.ts";
 
 /** What the keeper runs: `data` (missing databases) and `data update` (every source). */
 export interface DataJobs {

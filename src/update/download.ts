@@ -7,7 +7,7 @@
 
 import { redactUrl, redactUrls } from "../sources/redact_url.ts";
 import { CapExceededError } from "./limits.ts";
-import { sleep } from "./sleep.ts";
+import { sleep } from "../sleep.ts";
 
 export interface DownloadOptions {
   fetchFn?: typeof fetch;

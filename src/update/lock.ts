@@ -7,7 +7,7 @@
  * writer can name it.
  */
 
-import { sleep } from "./sleep.ts";
+import { sleep } from "../sleep.ts";
 
 export const LOCK_FILE = ".lock";
 
