@@ -138,6 +138,25 @@ export function markStreamed(body: ReadableStream<Uint8Array>): void {
 }
 
 /**
+ * Responses made from a streamed answer's body (the pipeline marks them), so
+ * that a wrapper can tell them apart without reading `response.body`: on a
+ * string body that getter makes a stream, which costs its allocation and
+ * moves Deno.serve off its path for static bodies (about 2 µs of CPU per
+ * request, measured over HTTP).
+ */
+const streamedResponses = new WeakSet<Response>();
+
+/** Marks `response` as a streamed answer's when its body is one. */
+export function markStreamedResponse(response: Response, body: unknown): void {
+  if (body instanceof ReadableStream && streamedBodies.has(body)) streamedResponses.add(response);
+}
+
+/** Whether `response` carries a streamed answer (see markStreamedResponse). */
+export function isStreamedResponse(response: Response): boolean {
+  return streamedResponses.has(response);
+}
+
+/**
  * Charges `units` to the caller: the one place a stream spends its budget.
  * When they do not all fit, what is left (at least one) is tried once more, so
  * that a stream uses its budget to the last unit before it stops.
