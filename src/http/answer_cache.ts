@@ -18,7 +18,7 @@
  * Bounded: {@link ANSWER_CACHE_SIZE} answers (least recently used go first);
  * a key over {@link MAX_KEY_LENGTH} characters (a long user agent) or a body
  * over {@link MAX_BODY_LENGTH} is answered without being kept, so the cache
- * holds at most about 50 MB, typically about 15 MB.
+ * holds at most about 60 MB (two-byte keys), typically about 15 MB.
  */
 
 import { LruCache } from "../cache/lru.ts";
