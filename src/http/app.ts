@@ -13,7 +13,6 @@ import { redactUrl } from "../sources/redact_url.ts";
 import type { Json } from "../types.ts";
 import { acceptsHtml, createSite } from "../web/site.ts";
 import { createAdmission } from "./admission.ts";
-import { createAnswerCache } from "./answer_cache.ts";
 import { type CompatDeps, compatHandler } from "./compat_handler.ts";
 import {
   bodyFormat,
@@ -76,7 +75,6 @@ export function createApp(deps: AppDeps): App {
   const readyBodies = new WeakMap<DataSet, string>();
   const openApiBody = JSON.stringify(OPENAPI_DOCUMENT);
   const site = config.web === false ? null : createSite({ bulkMax: config.bulkMax });
-  const answers = createAnswerCache();
 
   const current = () => {
     if (!services.current) throw new DataUnavailableError(LOADING_MESSAGE);
@@ -110,22 +108,20 @@ export function createApp(deps: AppDeps): App {
     }
     const cost = typeof addresses === "string" ? 1 : addresses.length;
     const waiting = admission.charge(request, caller, cost);
-    const get = request.query("get");
-    return waiting ? waiting.then(() => answer(p, get, addresses)) : answer(p, get, addresses);
+    return waiting ? waiting.then(() => answer(p, addresses)) : answer(p, addresses);
   };
 
-  /** The answer once admitted: one address from the answer cache, a list looked up item by item. */
-  const answer = (p: LookupRequest, get: string | undefined, addresses: string | string[]) => {
-    const served = current();
+  const answer = (p: LookupRequest, addresses: string | string[]): Answer => {
     // One data set for a whole list, even if a reload swaps it meanwhile.
-    const body = typeof addresses === "string"
-      ? answers.body(served, addresses, p, get)
-      : renderLookup(
-        addresses.map((ip) => lookupItem(ip, p, served.lookup)),
-        p.selection,
-        p.format,
-      );
-    return { status: 200, headers: FORMAT_HEADERS[p.format], body };
+    const lookup = current().lookup;
+    const data = typeof addresses === "string"
+      ? lookup(addresses, p)
+      : addresses.map((ip) => lookupItem(ip, p, lookup));
+    return {
+      status: 200,
+      headers: FORMAT_HEADERS[p.format],
+      body: renderLookup(data, p.selection, p.format),
+    };
   };
 
   const me: Handler = (request) => lookupRoute(request, null);

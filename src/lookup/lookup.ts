@@ -53,12 +53,6 @@ export interface Lookup {
    * APIs (src/compat) render in their own shapes. Throws as the lookup does.
    */
   detail(ipText: string, options?: LookupOptions): LookupDetail;
-  /**
-   * A result this lookup gave, as a lookup now would give it: the same object
-   * while its time-zone part still holds (the same UTC second), else a copy
-   * with the current one. What answer caches check a kept result with.
-   */
-  renew(result: LookupResult): LookupResult;
 }
 
 /** One lookup's result and the parts of its sources that the result's layout folds away. */
@@ -176,12 +170,6 @@ export function createLookup(deps: LookupDeps): Lookup {
     const seen: Seen = { city: null, signals: NO_SIGNALS };
     const result = lookupParsed(ip, options, seen);
     return { result, city: seen.city, network: networkOf(ip), signals: seen.signals };
-  };
-  lookup.renew = (result) => {
-    const zone = result.timezone.time_zone;
-    if (zone === null) return result; // no time-zone part: nothing changes with time
-    const timezone = timeZoneInfo(zone, now()); // the same object within a second
-    return timezone === result.timezone ? result : { ...result, timezone };
   };
   return lookup;
 }

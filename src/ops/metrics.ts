@@ -157,11 +157,6 @@ export class Metrics {
       own[LOOKUPS]!++;
       return detail;
     };
-    // A kept answer checked for reuse is an address answered with data too.
-    counted.renew = (result) => {
-      own[LOOKUPS]!++;
-      return lookup.renew(result);
-    };
     return counted;
   }
 

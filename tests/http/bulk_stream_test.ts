@@ -26,7 +26,7 @@ async function app(access?: AccessControl) {
   const lookup: Lookup = Object.assign((ip: string, options?: LookupOptions) => {
     lookups.count++;
     return inner(ip, options);
-  }, { detail: inner.detail, renew: inner.renew });
+  }, { detail: inner.detail });
   return createApp({
     services: { current: { data: await fixtureDataSet(), lookup } },
     config: {

@@ -153,7 +153,7 @@ Deno.test("a 5xx logs the detail with the request id; the client sees a generic 
   const fail = (): never => {
     throw new Error("database page checksum mismatch at offset 4242");
   };
-  const broken: Lookup = Object.assign(fail, { detail: fail, renew: fail });
+  const broken: Lookup = Object.assign(fail, { detail: fail });
   t.server.install({ data: await fixtureDataSet(), lookup: broken });
   const response = await t.request("/ip/81.2.69.142", { headers: { "x-request-id": "req-500" } });
   assert.equal(response.status, 500);
