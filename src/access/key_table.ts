@@ -9,6 +9,14 @@ import { type ApiKeyRecord, hashesEqual, hashKey, type KeyStore } from "../store
 
 export class KeyTable {
   private byHash = new Map<string, ApiKeyRecord>();
+  /**
+   * The hash of each secret sent lately: a caller sends the same key on every
+   * request, and its SHA-256 in JavaScript is most of a keyed request's extra
+   * CPU. Only hashes are kept (what a record holds), so a revoked key is
+   * refused as soon as the table is read again. (The Map compares a secret
+   * with a kept one only after their seeded string hashes match.)
+   */
+  private readonly hashes = new Map<string, string>();
   private total = 0;
   private version: string | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
@@ -30,7 +38,13 @@ export class KeyTable {
 
   /** The active key for this secret, or null (unknown, revoked or rotated away). */
   find(key: string): ApiKeyRecord | null {
-    const hash = hashKey(key);
+    let hash = this.hashes.get(key);
+    if (hash === undefined) {
+      hash = hashKey(key);
+      // Bounded: keys sent at random fill it, then it starts over.
+      if (this.hashes.size >= HASHES_KEPT) this.hashes.clear();
+      this.hashes.set(key, hash);
+    }
     const record = this.byHash.get(hash);
     // The map finds by hash; the final comparison of secret-derived bytes is constant-time.
     return record && hashesEqual(record.hash, hash) ? record : null;
@@ -75,3 +89,6 @@ export class KeyTable {
     this.timer = null;
   }
 }
+
+/** Secrets whose hash {@link KeyTable.find} remembers (then it starts over). */
+const HASHES_KEPT = 1024;

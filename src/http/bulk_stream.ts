@@ -24,6 +24,7 @@ import type { FieldSelection } from "../format/select.ts";
 import { encodeText, type StreamFormat, streamWriter } from "../format/stream.ts";
 import type { Lookup } from "../lookup/lookup.ts";
 import type { Answer } from "./pipeline.ts";
+import { markStreamed } from "./streamed.ts";
 
 export interface BulkStreamRequest {
   format: StreamFormat;
@@ -122,19 +123,6 @@ async function streamAnswer(
   });
   markStreamed(body);
   return { status: 200, headers: { "content-type": writer.contentType }, body };
-}
-
-/** The bodies of streamed answers, which a server must write as they come (node_server.ts). */
-const streamedBodies = new WeakSet<ReadableStream<Uint8Array>>();
-
-/** Whether a response body is a streamed answer's (not to be read whole before it is sent). */
-export function isStreamedBody(body: ReadableStream<Uint8Array>): boolean {
-  return streamedBodies.has(body);
-}
-
-/** Marks a body that passes a streamed answer on (ops/instrument.ts wraps it to count it). */
-export function markStreamed(body: ReadableStream<Uint8Array>): void {
-  streamedBodies.add(body);
 }
 
 /**

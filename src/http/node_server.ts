@@ -8,7 +8,7 @@
 import http from "node:http";
 import https from "node:https";
 import { BadRequestError, capInput } from "../errors.ts";
-import { isStreamedBody } from "./bulk_stream.ts";
+import { isStreamedBody } from "./streamed.ts";
 import { checkRequest, rejectionResponse } from "./request_target.ts";
 
 /** What the handler receives as its second argument (the pipeline's `ServeEnv`). */

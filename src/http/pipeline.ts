@@ -18,6 +18,7 @@ import {
   STATUS_BY_CODE,
 } from "../errors.ts";
 import { CONTENT_TYPES, type OutputFormat, parseFormat, renderError } from "../format/render.ts";
+import { markStreamedResponse } from "./streamed.ts";
 import { checkRequest, requestTarget, targetFormat } from "./request_target.ts";
 import { allowedMethods, matchRoute, type RoutePath, ROUTES, type RouteSpec } from "./routes.ts";
 
@@ -72,9 +73,11 @@ export function createPipeline(options: PipelineOptions): FetchHandler {
       body = null;
     }
     // The status only when it is not 200: Deno.serve answers the plainest init fastest.
-    return answer.status === 200
+    const response = answer.status === 200
       ? new Response(body, { headers })
       : new Response(body, { status: answer.status, headers });
+    if (body !== null && typeof body !== "string") markStreamedResponse(response, body);
+    return response;
   };
 
   const fail = (

@@ -4,7 +4,7 @@
  * id, write its access log line, and know how many are in flight.
  */
 
-import { isStreamedBody, markStreamed } from "../http/bulk_stream.ts";
+import { isStreamedResponse, markStreamed } from "../http/streamed.ts";
 import { accessLogLine, type LogMode, truncateAddress } from "./access_log.ts";
 import { methodIndex, type Metrics } from "./metrics.ts";
 import { createRequestIds } from "./request_id.ts";
@@ -180,8 +180,9 @@ export function instrument<E extends Env>(
     started: number,
     response: Response,
   ): Response | Promise<Response> => {
-    if (response.body !== null && isStreamedBody(response.body)) {
-      return streamed(request, env, started, response, response.body);
+    // Never `response.body` for the others: it would turn their string body into a stream.
+    if (isStreamedResponse(response)) {
+      return streamed(request, env, started, response, response.body!);
     }
     if (logs(response.status)) return finish(request, env, started, response);
     count(request, started, response.status);
