@@ -28,28 +28,20 @@ export type MaxMindService = "country" | "city" | "insights";
 export const MAXMIND_SERVICES: readonly MaxMindService[] = ["country", "city", "insights"];
 
 /** The parts of a City record each service answers with (Country: no city, location or postal). */
+const CITY_KEYS = [
+  "city",
+  "continent",
+  "country",
+  "location",
+  "postal",
+  "registered_country",
+  "represented_country",
+  "subdivisions",
+] as const;
 const RECORD_KEYS: Record<MaxMindService, readonly (keyof CityRecord | "represented_country")[]> = {
   country: ["continent", "country", "registered_country", "represented_country"],
-  city: [
-    "city",
-    "continent",
-    "country",
-    "location",
-    "postal",
-    "registered_country",
-    "represented_country",
-    "subdivisions",
-  ],
-  insights: [
-    "city",
-    "continent",
-    "country",
-    "location",
-    "postal",
-    "registered_country",
-    "represented_country",
-    "subdivisions",
-  ],
+  city: CITY_KEYS,
+  insights: CITY_KEYS,
 };
 
 const contentType = (kind: MaxMindService | "error") =>
