@@ -1,25 +1,12 @@
 import assert from "node:assert/strict";
 import { fetchFresh, startServe, waitFor } from "../_serve_process.ts";
 import { DEFAULT_DATA_DIR } from "../_helpers.ts";
+import { runCli } from "../_cli.ts";
 
 // `ipintel keys ...` and `ipintel serve` as a user runs them, sharing one KV file.
 
-const ROOT = new URL("../..", import.meta.url);
-
-async function cli(kv: string, ...args: string[]) {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "main.ts", ...args],
-    cwd: ROOT,
-    env: { IPINTEL_DATA_DIR: DEFAULT_DATA_DIR, IPINTEL_KV: kv, NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
+function cli(kv: string, ...args: string[]) {
+  return runCli(args, { IPINTEL_DATA_DIR: DEFAULT_DATA_DIR, IPINTEL_KV: kv, NO_COLOR: "1" });
 }
 
 Deno.test("keys create --json prints the key once; list never shows it; revoke and rotate work", async () => {

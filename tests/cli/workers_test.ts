@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { writeFixtureDataDir } from "../_helpers.ts";
 import { fetchFresh, type ServeProcess, startServe, waitFor } from "../_serve_process.ts";
 import { feedSource, startFeedServer, update, writeBaseDataDir } from "../update/_feed_server.ts";
+import { runCli } from "../_cli.ts";
 
 /** Requests whose answers must not depend on how many workers serve. */
 const PATHS = [
@@ -114,15 +115,12 @@ Deno.test("a hot reload reaches every worker: after it, no connection gets the o
 Deno.test("two workers share one key's limit through the KV: no more than the stated bound over it", async () => {
   const dataDir = await writeFixtureDataDir();
   const kv = `${dataDir}/keys.kv`;
-  const created = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "main.ts", "keys", "create", "--name", "w", "--limit", "20", "--json"],
-    cwd: new URL("../..", import.meta.url).pathname,
-    env: { IPINTEL_DATA_DIR: dataDir, IPINTEL_KV: kv, NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.ok(created.success, new TextDecoder().decode(created.stderr));
-  const { key } = JSON.parse(new TextDecoder().decode(created.stdout));
+  const created = await runCli(
+    ["keys", "create", "--name", "w", "--limit", "20", "--json"],
+    { IPINTEL_DATA_DIR: dataDir, IPINTEL_KV: kv, NO_COLOR: "1" },
+  );
+  assert.equal(created.code, 0, created.stderr);
+  const { key } = JSON.parse(created.stdout);
   const server = await startServe({
     IPINTEL_DATA_DIR: dataDir,
     IPINTEL_KV: kv,

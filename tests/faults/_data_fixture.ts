@@ -6,8 +6,7 @@
 
 import { createHash } from "node:crypto";
 import { MmdbWriter } from "../../src/mmdb/writer/writer.ts";
-
-const ROOT = new URL("../..", import.meta.url).pathname;
+export { runCli, spawnCli } from "../_cli.ts";
 
 async function tgz(files: Record<string, Uint8Array | string>): Promise<Uint8Array> {
   const dir = await Deno.makeTempDir({ prefix: "ipintel-fault-pkg-" });
@@ -146,32 +145,6 @@ export const cliEnv = (dataDir: string, sources: string): Record<string, string>
   IPINTEL_UPDATE_TIMEOUT: "2",
   NO_COLOR: "1",
 });
-
-/** Spawns `deno run -A main.ts <args>`. */
-export function spawnCli(args: string[], env: Record<string, string>): Deno.ChildProcess {
-  return new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "main.ts", ...args],
-    cwd: ROOT,
-    env,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-}
-
-/** Runs the CLI to the end (bounded by 120 s); code, stdout and stderr. */
-export async function runCli(args: string[], env: Record<string, string>) {
-  const child = spawnCli(args, env);
-  const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
-  const out = await child.output();
-  clearTimeout(timer);
-  const decoder = new TextDecoder();
-  return {
-    code: out.code,
-    stdout: decoder.decode(out.stdout),
-    stderr: decoder.decode(out.stderr),
-  };
-}
 
 /** Every file the manifest names exists and matches its sha256; the problems found. */
 export async function manifestProblems(dataDir: string): Promise<string[]> {

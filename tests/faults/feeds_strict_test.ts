@@ -6,26 +6,14 @@
  */
 
 import assert from "node:assert/strict";
+import { runCli } from "../_cli.ts";
 import { startFeedServer, writeBaseDataDir } from "../update/_feed_server.ts";
 
-const ROOT = new URL("../../", import.meta.url).pathname;
 const FIXTURES = new URL("../fixtures/feeds/", import.meta.url).pathname;
 
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "main.ts", ...args],
-    cwd: ROOT,
-    env: { NO_COLOR: "1", IPINTEL_UPDATE_TIMEOUT: "5" },
-    stdout: "piped",
-    stderr: "piped",
-    signal: AbortSignal.timeout(60_000),
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
+/** `ipintel <args>`, as the data tests run it. */
+function cli(...args: string[]) {
+  return runCli(args, { NO_COLOR: "1", IPINTEL_UPDATE_TIMEOUT: "5" }, 60_000);
 }
 
 Deno.test("a DROP file cut short is refused by name; a whole one installs and explains lookups", async () => {
