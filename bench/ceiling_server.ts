@@ -3,7 +3,7 @@
  * ~600-byte JSON body. Whatever ipintel does per request, it cannot beat this
  * on the same machine; bench/http_bench.ts reports ipintel as a ratio of it.
  *
- * Run: deno run --allow-net bench/ceiling_server.ts [--port 8001] [--host 127.0.0.1]
+ * Run: deno run --allow-net bench/ceiling_server.ts [--port 8001] [--host 127.0.0.1] [--floor]
  *
  * @module
  */
@@ -49,6 +49,35 @@ export const CEILING_BODY: string = JSON.stringify({
 });
 
 const HEADERS = { "content-type": "application/json; charset=utf-8" };
+const CORS_HEADERS = Object.freeze({ ...HEADERS, "access-control-allow-origin": "*" });
+
+/**
+ * The floor (`--floor`): the same body, but first what any handler of the
+ * spec must do before it can answer, and nothing else. It reads the request
+ * target and the headers (the User-Agent feeds `userAgent`, a key comes in
+ * `X-API-Key`), and answers with the headers every ipintel answer carries
+ * (content type, CORS) plus the three RateLimit headers when a key was sent
+ * (docs: "Every response of a limited route carries..."). The gap between the
+ * ceiling and the floor is the runtime's price of those steps; the gap
+ * between the floor and ipintel is ipintel's own work.
+ */
+let served = 0;
+function floorHandler(request: Request): Response {
+  void request.url;
+  void request.headers.get("user-agent");
+  if (request.headers.get("x-api-key") === null) {
+    return new Response(CEILING_BODY, { headers: CORS_HEADERS });
+  }
+  served++;
+  return new Response(CEILING_BODY, {
+    headers: {
+      ...CORS_HEADERS,
+      "ratelimit-limit": "1000000000",
+      "ratelimit-remaining": String(1_000_000_000 - served),
+      "ratelimit-reset": "60",
+    },
+  });
+}
 
 function argValue(args: readonly string[], flag: string): string | undefined {
   const i = args.indexOf(flag);
@@ -65,6 +94,8 @@ if (import.meta.main) {
       onListen: ({ hostname, port }) =>
         console.error(`ceiling listening on http://${hostname}:${port}`),
     },
-    () => new Response(CEILING_BODY, { headers: HEADERS }),
+    Deno.args.includes("--floor")
+      ? floorHandler
+      : () => new Response(CEILING_BODY, { headers: HEADERS }),
   );
 }

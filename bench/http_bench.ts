@@ -11,6 +11,10 @@
  * - `uncounted`: the same with IPINTEL_METRICS=false, to price the counting;
  * - `keyed`: auth required, a key whose limit is never reached (every request
  *   authenticated and counted);
+ * - `floor`, `floor-keyed`: not ipintel but the floor (bench/ceiling_server.ts
+ *   --floor): a bare server that reads the target and headers and answers with
+ *   ipintel's headers (the RateLimit ones too when keyed), so that the runtime's
+ *   price of what the spec requires is told apart from ipintel's own work;
  * - `get`, `xml`, `csv`: `?get=...`, `?format=xml`, `?format=csv` on the plain server.
  *
  * Run: `deno task bench:http` (deno run --allow-all bench/http_bench.ts).
@@ -296,6 +300,14 @@ interface Variant {
 const SHARES: { name: string; of: string; over: string; goal: number | null }[] = [
   { name: "plain / uncounted (cost of counting)", of: "plain", over: "uncounted", goal: 0.95 },
   { name: "keyed / plain", of: "keyed", over: "plain", goal: 0.9 },
+  { name: "plain / floor (ipintel's own work)", of: "plain", over: "floor", goal: null },
+  { name: "keyed / floor-keyed", of: "keyed", over: "floor-keyed", goal: null },
+  {
+    name: "floor-keyed / floor (the runtime's price of 3 headers)",
+    of: "floor-keyed",
+    over: "floor",
+    goal: null,
+  },
   { name: "workers / parallel", of: "workers", over: "parallel", goal: null },
   { name: "get / plain", of: "get", over: "plain", goal: null },
   { name: "xml / plain", of: "xml", over: "plain", goal: 0.5 },
@@ -331,6 +343,17 @@ async function main(): Promise<void> {
       const args = ["run", "-A", "main.ts", "serve", "--port", String(port), "--host", "127.0.0.1"];
       return start(name, [...args, "--data-dir", DATA_DIR, ...options], port);
     };
+    const floorPort = freePort();
+    const floorServer = start("floor", [
+      "run",
+      "--allow-net",
+      "bench/ceiling_server.ts",
+      "--port",
+      String(floorPort),
+      "--host",
+      "127.0.0.1",
+      "--floor",
+    ], floorPort);
     const open = ["--auth", "off", "--kv", ":memory:"];
     const plain = serve("plain", [...open, "--workers", "1"]);
     const all: Variant[] = [
@@ -367,6 +390,17 @@ async function main(): Promise<void> {
         server: serve("keyed", ["--auth", "required", "--kv", kv, "--workers", "1"]),
         headers: { "X-API-Key": key },
         what: "auth required, X-API-Key (limit never reached)",
+      },
+      {
+        label: "floor",
+        server: floorServer,
+        what: "bare Deno.serve that reads the target and headers, answers with CORS (no lookup)",
+      },
+      {
+        label: "floor-keyed",
+        server: floorServer,
+        headers: { "X-API-Key": key },
+        what: "the floor with a key: adds the three RateLimit headers",
       },
       {
         label: "get",

@@ -466,9 +466,8 @@ async function collect(r: RateRegion, now: number, tick: number, lastUse: boolea
   const items: SyncItem[] = [];
   const updates: CounterUpdate[] = [];
   let visited = 0;
-  for (const slot of r.slots()) {
+  for (const slot of r.occupiedSlots()) {
     if ((++visited & YIELD_EVERY) === 0) await yieldToRequests();
-    if ((r.get(slot, F.FLAGS) & OCCUPIED) === 0) continue; // no lock needed to skip empty ones
     r.lock(slot);
     try {
       const flags = r.get(slot, F.FLAGS);
@@ -564,7 +563,7 @@ async function apply(
   }
 }
 
-/** A sync of a large table lets requests in between parts of this many slots (minus one). */
+/** A sync of a large table lets requests in between parts of this many callers (minus one). */
 const YIELD_EVERY = 4095;
 
 /** A macrotask: requests waiting on the event loop are served before the sync goes on. */

@@ -130,9 +130,16 @@ export class RateRegion {
     Atomics.store(this.i32, slot + LOCK, 0);
   }
 
-  /** Every slot's offset (for the sync's scan). */
-  *slots(): Generator<number> {
-    for (let i = 1; i <= this.capacity; i++) yield i * SLOT_WORDS;
+  /**
+   * The offsets of the slots in use, for the sync's scan: a plain pass over
+   * the flags, read without the locks (the scan checks each again under its
+   * lock), so an empty table of 128 K slots costs a fraction of a millisecond.
+   */
+  *occupiedSlots(): Generator<number> {
+    const i32 = this.i32;
+    for (let slot = SLOT_WORDS; slot < i32.length; slot += SLOT_WORDS) {
+      if ((i32[slot + FLAGS]! & OCCUPIED) !== 0) yield slot;
+    }
   }
 
   get(slot: number, field: number): number {

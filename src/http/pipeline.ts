@@ -20,7 +20,14 @@ import {
 import { CONTENT_TYPES, type OutputFormat, parseFormat, renderError } from "../format/render.ts";
 import { markStreamedResponse } from "./streamed.ts";
 import { checkRequest, requestTarget, targetFormat } from "./request_target.ts";
-import { allowedMethods, matchRoute, type RoutePath, ROUTES, type RouteSpec } from "./routes.ts";
+import {
+  allowedMethods,
+  matchRoute,
+  rememberRoute,
+  type RoutePath,
+  ROUTES,
+  type RouteSpec,
+} from "./routes.ts";
 
 /** What a route handler answers; the pipeline adds the headers every answer gets. */
 export interface Answer {
@@ -101,6 +108,7 @@ export function createPipeline(options: PipelineOptions): FetchHandler {
     if (queryAt > end) queryAt = -1;
     const path = target.slice(0, queryAt === -1 ? end : queryAt);
     const match = matchRoute(path);
+    rememberRoute(request.url, match?.index ?? ROUTES.length);
     if (match === null) {
       const error = new AppError(
         "not_found",

@@ -117,10 +117,24 @@ export function matchRoute(path: string): { index: number; param: string } | nul
  * @example ROUTE_LABELS[routeIndex("http://localhost:8000/ip/8.8.8.8?apiKey=x")] // "/ip/{ip}"
  */
 export function routeIndex(url: string): number {
+  if (url === lastRouted.url) return lastRouted.index;
   const start = url.indexOf("/", url.indexOf("//") + 2);
   if (start === -1) return ROUTES.length;
   let end = url.indexOf("?", start);
   const hash = url.indexOf("#", start);
   if (hash !== -1 && (end === -1 || hash < end)) end = hash;
   return matchRoute(url.slice(start, end === -1 ? url.length : end))?.index ?? ROUTES.length;
+}
+
+/**
+ * The URL the pipeline routed last and its route: the instrumentation asks for
+ * the label of the same request right after it is answered, and gets it
+ * without routing again (any request with this URL has this route).
+ */
+const lastRouted = { url: "", index: 0 };
+
+/** Remembers the route the pipeline found for `url` (see {@link routeIndex}). */
+export function rememberRoute(url: string, index: number): void {
+  lastRouted.url = url;
+  lastRouted.index = index;
 }
