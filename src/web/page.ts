@@ -27,6 +27,8 @@ const DETAILS: readonly (readonly [string, string])[] = [
   ["useragent", "Your browser (from its user agent)"],
   ["security", "Security flags"],
   ["verdict", "Verdict"],
+  ["reason", "Why"],
+  ["matches", "Listed by"],
 ];
 
 export function renderPage({ app, style, world, bulkMax }: PageInput): string {

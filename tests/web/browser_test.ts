@@ -15,6 +15,7 @@ import {
   type RunningServer,
   startServer,
 } from "./_browser.ts";
+import { LISTED, writeListedDataDir } from "./_lists.ts";
 
 const available = chromiumAvailable();
 if (!available) console.log("SKIPPED: chromium not available (no /usr/bin/chromium)");
@@ -106,6 +107,7 @@ Deno.test({
       assert.match(await page.$eval("#d-useragent", (e) => e.textContent!), /Chrome/);
       // No security source in the default data: the verdict says so in words.
       assert.match(await page.$eval("#d-verdict", (e) => e.textContent!), /no security source/);
+      assert.equal(await page.$eval("#d-matches", (e) => e.textContent), "On no list installed");
       assert.match(await page.$eval("#d-localtime", (e) => e.textContent!), /\d\d:\d\d:\d\d/);
 
       // The marker sits where the equirectangular map puts the API's coordinates.
@@ -206,6 +208,55 @@ Deno.test({
       assert.deepEqual(problems, ["404 /me", "404 /me", "404 /ip/999.1.1.1"]);
       assert.deepEqual(foreign, []);
     }),
+});
+
+Deno.test({
+  name: "the page explains the verdict: the reason and every list that names the address",
+  ...options,
+  fn: async () => {
+    const { dataDir, sourcesFile } = await writeListedDataDir();
+    try {
+      await withServer(
+        { IPINTEL_DATA_DIR: dataDir, IPINTEL_SOURCES: sourcesFile },
+        async (server, page) => {
+          const problems = watchProblems(page);
+          await page.goto(`${server.origin}/?ip=${LISTED}`, { waitUntil: "networkidle0" });
+          assert.equal(
+            await textWhen(page, "#d-reason", /Tor/),
+            "Tor exit (tor-exits); on a threat list (blocklist)",
+          );
+          assert.match(await page.$eval("#d-verdict", (e) => e.textContent!), /^High risk/);
+          assert.deepEqual(
+            await page.$$eval("#d-matches li", (li) => li.map((e) => e.textContent)),
+            [
+              `tor-exits (tor): ${LISTED}, list of 2026-11-18`,
+              "blocklist (threat): 185.241.208.0/24, list of 2026-11-20",
+            ],
+          );
+          await Deno.mkdir(OUTPUT_DIR, { recursive: true });
+          await page.screenshot({ path: `${OUTPUT_DIR}/listed.png`, fullPage: true });
+
+          // An address on no list: the reason says so and the list is gone.
+          await page.$eval("#ip", (e) => (e as HTMLInputElement).value = "");
+          await page.focus("#ip");
+          await page.keyboard.type("8.8.8.8");
+          await page.keyboard.press("Enter");
+          assert.equal(
+            await textWhen(page, "#d-reason", /none/),
+            "none of the installed security sources lists it",
+          );
+          assert.equal(
+            await page.$eval("#d-matches", (e) => e.textContent),
+            "On no list installed",
+          );
+          // This data's ASN database knows every address, 127.0.0.1 (/me) too: nothing failed.
+          assert.deepEqual(problems, []);
+        },
+      );
+    } finally {
+      await Deno.remove(dataDir, { recursive: true });
+    }
+  },
 });
 
 Deno.test({

@@ -4,14 +4,22 @@ import assert from "node:assert/strict";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { createApp } from "../../src/http/app.ts";
 import { ConfigError, loadConfig } from "../../src/config.ts";
-import { fixtureDataSet, fixtureLookup, peer } from "../_helpers.ts";
+import { createLookup } from "../../src/lookup/lookup.ts";
+import { type DataSet, openDataSet } from "../../src/sources/data_set.ts";
+import { createUserAgentParser } from "../../src/ua/parse.ts";
+import { FIXED_NOW, fixtureDataSet, peer } from "../_helpers.ts";
+import { LISTED, writeListedDataDir } from "./_lists.ts";
 
 const BROWSER_ACCEPT =
   "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8";
 
-async function app(web?: boolean) {
-  const data = await fixtureDataSet();
-  const lookup = await fixtureLookup();
+async function app(web?: boolean, data?: DataSet) {
+  data ??= await fixtureDataSet();
+  const lookup = createLookup({
+    data,
+    now: () => FIXED_NOW,
+    parseUserAgent: createUserAgentParser(),
+  });
   return createApp({
     services: { current: { data, lookup } },
     config: {
@@ -144,4 +152,46 @@ Deno.test("HEAD / for a browser answers the page's headers with its length", asy
   const html = await (await get("/", { accept: BROWSER_ACCEPT })).arrayBuffer();
   assert.equal(head.status, 200);
   assert.equal(head.headers.get("content-length"), String(html.byteLength));
+});
+
+Deno.test("the page asks for the risk group with what it shows, in one request, and has rows for it", async () => {
+  const html = await (await get("/", { accept: BROWSER_ACCEPT })).text();
+  // The reason and the lists come right under the verdict.
+  assert.match(html, /id="d-verdict"[^]*?id="d-reason"[^]*?id="d-matches"/);
+  const url = (await assetUrls()).find((u) => u.includes("/app."))!;
+  const query = /"(\?get=[^"]+)"/.exec(await (await get(url)).text())?.[1];
+  assert.ok(query, "the script names the fields it asks for");
+
+  // That query, for an address on two lists: every group the page shows, and why.
+  const { dataDir, sources } = await writeListedDataDir();
+  try {
+    const listed = await app(undefined, await openDataSet(dataDir, { configured: sources }));
+    const response = await listed.request(`/ip/${LISTED}${query}`);
+    assert.equal(response.status, 200);
+    const { data } = await response.json();
+    for (const group of ["geoLocation", "timezone", "currency", "connection", "userAgent"]) {
+      assert.ok(group in data, group);
+    }
+    assert.equal(data.security.isThreat, "high");
+    assert.equal(data.risk.reason, "high: Tor exit (tor-exits); on a threat list (blocklist)");
+    assert.deepEqual(data.risk.matches, [
+      {
+        source: "tor-exits",
+        kind: "tor",
+        network: LISTED,
+        dataDate: "2026-11-18T10:00:00.000Z",
+      },
+      {
+        source: "blocklist",
+        kind: "threat",
+        network: "185.241.208.0/24",
+        dataDate: "2026-11-20T06:00:00.000Z",
+      },
+    ]);
+    // /me takes the same query.
+    const me = await listed.request(`/me${query}`, {}, peer(LISTED) as unknown as undefined);
+    assert.equal((await me.json()).data.risk.matches.length, 2);
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
+  }
 });

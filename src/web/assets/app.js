@@ -249,6 +249,30 @@ function userAgentText(ua) {
   return text || "not recognised";
 }
 
+/** The groups the page shows, with the opt-in risk that explains the verdict: one request. */
+const FIELDS = "?get=geoLocation,timezone,currency,connection,userAgent,security,risk";
+
+/** The dataDate of a list: its day, or that none is known. */
+function listDate(date) {
+  return typeof date === "string" ? `list of ${date.slice(0, 10)}` : "list date unknown";
+}
+
+/** Why the verdict is what it is: the API's reason and every list that names the address. */
+function showRisk(risk) {
+  // The verdict row already says the level: the reason without its "high: " prefix.
+  set("reason", risk && risk.reason.replace(/^\w+: /, ""));
+  const matches = risk ? risk.matches : [];
+  if (matches.length === 0) return set("matches", risk ? "On no list installed" : null);
+  const list = document.createElement("ul");
+  list.className = "matches";
+  for (const { source, kind, network, dataDate } of matches) {
+    const item = document.createElement("li");
+    item.textContent = `${source} (${kind}): ${network}, ${listDate(dataDate)}`;
+    list.append(item);
+  }
+  byId("d-matches").replaceChildren(list);
+}
+
 function showAnswer(data) {
   const geo = data.geoLocation || {};
   const tz = data.timezone;
@@ -286,6 +310,7 @@ function showAnswer(data) {
     verdict === null || verdict === undefined ? NO_SECURITY : VERDICTS[verdict] || verdict,
   );
   byId("d-verdict").dataset.level = verdict || "unknown";
+  showRisk(data.risk);
   showPin(data);
 }
 
@@ -301,7 +326,7 @@ function lookup(ip, push) {
   updateCurl();
   lookupStatus(ip ? `Looking up ${ip}…` : "Looking up your address…");
   return withKey(async () => {
-    const response = await api(ip ? `/ip/${encodeURIComponent(ip)}` : "/me");
+    const response = await api((ip ? `/ip/${encodeURIComponent(ip)}` : "/me") + FIELDS);
     const { data } = await response.json();
     if (current !== ip) return; // a newer lookup has started
     showAnswer(data);
@@ -329,7 +354,7 @@ function showMine(data) {
 /** The caller's own address, shown at the top whatever else is looked up. */
 function loadMine() {
   return withKey(async () => {
-    const response = await api("/me");
+    const response = await api(`/me${FIELDS}`);
     const { data } = await response.json();
     showMine(data);
     if (current === null) showAnswer(data);
