@@ -226,6 +226,8 @@ Deno.test({
             "Tor exit (tor-exits); on a threat list (blocklist)",
           );
           assert.match(await page.$eval("#d-verdict", (e) => e.textContent!), /^High risk/);
+          // The base data has no place for it: no currency shown, not "null ()".
+          assert.equal(await page.$eval("#d-currency", (e) => e.textContent), "—");
           assert.deepEqual(
             await page.$$eval("#d-matches li", (li) => li.map((e) => e.textContent)),
             [

@@ -297,7 +297,10 @@ function showAnswer(data) {
   startClock(tz && tz.time_zone);
   set(
     "currency",
-    currency ? `${currency.name} (${joined([currency.code, currency.symbol], " ")})` : null,
+    // An address without a country has a currency object of nulls: shown as a dash.
+    currency && currency.code
+      ? `${currency.name} (${joined([currency.code, currency.symbol], " ")})`
+      : null,
   );
   set("asn", typeof connection.asn_number === "number" ? `AS${connection.asn_number}` : null);
   set("org", connection.org || connection.asn_org);
