@@ -65,8 +65,9 @@ export async function fetchSource(
     signal: ctx.signal,
     tempPath: `${ctx.dataDir}/.download-${spec.name}-${Deno.pid}`,
     headers: authHeaders(spec, ctx),
-    // Only ask "if changed" when what we have is still on disk.
-    ...(rawExists && previous?.source === redactUrl(spec.url)
+    // Only ask "if changed" when what we have is still on disk and was made
+    // with these settings: a 304 keeps the entry, whose kind or provider may be stale.
+    ...(rawExists && previous && madeFrom(previous, spec)
       ? { etag: previous.download?.etag, lastModified: previous.download?.lastModified }
       : {}),
   };
@@ -183,4 +184,12 @@ async function exists(path: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** Whether a manifest entry was made from this source with these settings (see base() in update.ts). */
+function madeFrom(entry: ManifestEntry, spec: SourceSpec): boolean {
+  return entry.source === redactUrl(spec.url) && entry.kind === spec.kind &&
+    entry.format === spec.format && entry.provider === spec.provider &&
+    entry.minCount === spec.minCount && entry.license === spec.license &&
+    entry.attribution === spec.attribution;
 }

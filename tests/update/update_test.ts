@@ -131,6 +131,20 @@ Deno.test("data update sends ETag and Last-Modified back and keeps the data on 3
   });
 });
 
+Deno.test("data update downloads again, without If-None-Match, a list whose settings changed", async () => {
+  await withServer(async (server, dataDir) => {
+    const [tor] = serveFixtures(server);
+    const hosting = { ...tor!, name: "dc", kind: "hosting" as const, provider: "Old name" };
+    await update(dataDir, [hosting]);
+    server.requests.length = 0;
+    // Same URL, same ETag upstream: only the sources file changed (a new provider name).
+    const { outcomes } = await update(dataDir, [{ ...hosting, provider: "New name" }]);
+    assert.equal(outcomes[0]!.status, "updated");
+    assert.equal(server.requests[0]!.ifNoneMatch, null);
+    assert.equal(entry(await manifestOf(dataDir), "dc").provider, "New name");
+  });
+});
+
 /** Each broken answer must fail its source only, keep what was installed, and name why. */
 const BROKEN: {
   name: string;
