@@ -42,18 +42,25 @@ export async function lookupStream(lookup: Lookup, options: StreamLookupOptions)
   let shownAt = started;
   let count = 0;
   let corrupt = 0;
+  // One batch is written while the next is looked up (the pipe's reader runs meanwhile);
+  // a write is awaited before the next one starts, so at most two batches are held.
+  let writing: Promise<void> = Promise.resolve();
+  const write = async (text: string) => {
+    await writing;
+    writing = out.write(encodeText(text));
+    writing.catch(() => {}); // its error is thrown where it is awaited, not as unhandled
+  };
   try {
     let text = writer.head();
     for await (const event of events) {
       if ("stop" in event) {
         // Not reached without a budget; a stop would still close the document.
-        text += writer.tail(event.stop);
-        await out.write(encodeText(text));
+        await write(text + writer.tail(event.stop));
+        await writing;
         return 1;
       }
       for (const item of event.items) if ("error" in item && item.error.status === 500) corrupt++;
-      text += writer.items(event.items);
-      await out.write(encodeText(text));
+      await write(text + writer.items(event.items));
       text = "";
       count += event.items.length;
       const now = performance.now();
@@ -64,7 +71,8 @@ export async function lookupStream(lookup: Lookup, options: StreamLookupOptions)
     }
     // A terminal line end after an XML document, as for addresses given as arguments.
     text += writer.tail(null) + (options.format === "xml" ? "\n" : "");
-    if (text !== "") await out.write(encodeText(text));
+    if (text !== "") await write(text);
+    await writing;
     progress?.(progressLine(count, performance.now() - started, true));
     return corrupt > 0 ? 1 : 0;
   } catch (error) {

@@ -64,11 +64,20 @@ export function openMmdb<T>(
 ): MmdbDatabase<T> {
   const label = options.label ?? "MaxMind DB";
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const cache = new LruCache<string | number, unknown>(
-    options.cacheSize ?? DEFAULT_RECORD_CACHE_SIZE,
-  );
+  const cache = new LruCache<number, unknown>(options.cacheSize ?? DEFAULT_RECORD_CACHE_SIZE);
+  // mmdb-lib caches a {value, offset} pair per data offset and reads only its value
+  // (3.0.3): keeping the value alone saves an object per entry; a hit makes a fresh
+  // pair, which dies young.
+  const values = {
+    get: (offset: string | number) => {
+      const value = cache.get(offset as number);
+      return value === undefined ? undefined : { value, offset: 0 };
+    },
+    set: (offset: string | number, decoded: { value: unknown }) =>
+      cache.set(offset as number, decoded.value),
+  };
   // deno-lint-ignore no-explicit-any
-  const reader = new Reader<any>(buffer, { cache });
+  const reader = new Reader<any>(buffer, { cache: values });
   const m = reader.metadata;
   const metadata: MmdbMetadata = Object.freeze({
     databaseType: m.databaseType,
