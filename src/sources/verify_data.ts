@@ -62,7 +62,10 @@ export function checkDataSection(
   section = "data section",
 ): Uint8Array {
   const starts = new Uint8Array(size);
-  const pointers: number[] = [];
+  // Pointer targets, checked once every start is marked: a typed array, not a JS array
+  // (millions of entries in a City database would leave 100+ MB of garbage in the heap).
+  let pointers = new Uint32Array(1024);
+  let pointerCount = 0;
   const fail = (at: number, what: string): never => {
     throw new Error(`Invalid MaxMind DB: ${section} offset ${at}: ${what}`);
   };
@@ -119,7 +122,12 @@ export function checkDataSection(
     const type = cType, length = cSize, payload = cPayload;
     switch (type) {
       case T_POINTER:
-        pointers.push(cTarget);
+        if (pointerCount === pointers.length) {
+          const bigger = new Uint32Array(pointers.length * 2);
+          bigger.set(pointers);
+          pointers = bigger;
+        }
+        pointers[pointerCount++] = cTarget;
         return payload;
       case T_MAP: {
         let next = payload;
@@ -168,7 +176,8 @@ export function checkDataSection(
   };
 
   for (let at = 0; at < size;) at = value(at, 0);
-  for (const target of pointers) {
+  for (let i = 0; i < pointerCount; i++) {
+    const target = pointers[i]!;
     if (!starts[target]) fail(target, "a pointer to a place that is not the start of a value");
     control(target);
     if (cType === T_POINTER) fail(target, "a pointer to a pointer");
