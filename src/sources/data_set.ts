@@ -38,7 +38,7 @@ import type {
 } from "../mmdb/records.ts";
 import type { SourceSpec } from "./sources_file.ts";
 import { redactUrl, redactUrls } from "./redact_url.ts";
-import { verifyMmdb } from "./verify_mmdb.ts";
+import { VERIFIER_VERSION, verifyMmdb } from "./verify_mmdb.ts";
 
 /** An operator's own database, given by an environment variable or flag. */
 export interface OperatorDatabase {
@@ -144,17 +144,21 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
     }
     return bytes;
   };
-  /** Opens a database, checking its structure unless another isolate already did. */
+  /**
+   * Opens a database, checking its structure unless that was done: by another
+   * isolate (handed over), or by the installer (`checked`: the entry records
+   * these checks' version and the bytes matched its sha256).
+   */
   const openChecked = <T>(
     path: string,
     bytes: Uint8Array,
-    options: { kind?: DatabaseKind; cacheSize?: number },
+    options: { kind?: DatabaseKind; cacheSize?: number; checked?: { networks: number | null } },
   ): { db: MmdbDatabase<T>; networks: number | null } => {
-    const given = verified?.files.get(path);
-    const opened = given
+    const done = verified?.files.get(path) ?? options.checked;
+    const opened = done
       ? {
         db: openMmdb<T>(bytes, { cacheSize: options.cacheSize, label: path }),
-        networks: given.networks,
+        networks: done.networks,
       }
       : verifyMmdb<T>(bytes, { ...options, label: path });
     shared?.files.set(path, { bytes, networks: opened.networks });
@@ -185,9 +189,14 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
     if (!entry) return null;
     const path = `${dataDir}/${entry.file}`;
     try {
+      // readChecked refuses bytes that do not match the entry's sha256.
+      const checked = entry.sha256 && entry.verifier === VERIFIER_VERSION
+        ? { networks: entry.count ?? null }
+        : undefined;
       const { db, networks } = openChecked<T>(path, await readChecked(entry), {
         kind,
         cacheSize: options.cacheSize,
+        checked,
       });
       installed.push(describe(entry, db.metadata.buildEpoch, entry.count ?? networks));
       return db;

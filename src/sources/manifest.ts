@@ -105,6 +105,11 @@ export interface ManifestEntry {
   provider?: string;
   /** `ipsum` lists: the fewest blocklists an address must be on (the sources file's setting). */
   minCount?: number;
+  /**
+   * Databases: the version of the strict checks (verify_mmdb.ts) the installer
+   * ran on this file before writing the entry. Absent or older: checked again at open.
+   */
+  verifier?: number;
 }
 
 export interface Manifest {

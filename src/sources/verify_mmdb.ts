@@ -32,6 +32,15 @@ const SAMPLES = [
   "2a02:ec0::1",
 ];
 
+/**
+ * The version of these checks. An installer that ran them records it in the
+ * file's manifest entry (`verifier`), and the file is opened later without
+ * running them again as long as its sha256 still matches (data_set.ts). Raise
+ * it whenever a check is added or made stricter: files an older version
+ * checked are then walked again at open.
+ */
+export const VERIFIER_VERSION = 1;
+
 export interface VerifiedMmdb<T> {
   db: MmdbDatabase<T>;
   /** Networks in the tree that hold data. */

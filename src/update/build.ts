@@ -1,7 +1,7 @@
 /** `deno task data`: builds the default data set into a data directory, idempotently. */
 
 import { MmdbWriter } from "../mmdb/writer/writer.ts";
-import { verifyMmdb } from "../sources/verify_mmdb.ts";
+import { VERIFIER_VERSION, verifyMmdb } from "../sources/verify_mmdb.ts";
 import { parseAsnCsv } from "./asn_csv.ts";
 import { checkAborted, DEFAULT_CAPS, gunzipCapped, type SizeCaps, yieldTo } from "./limits.ts";
 import { lockDataDir } from "./lock.ts";
@@ -122,6 +122,7 @@ export async function buildLocked(options: BuildOptions): Promise<BuildReport> {
         ? published?.toISOString() ?? null
         : metadata.buildEpoch.toISOString(),
       count: verified.networks,
+      verifier: VERIFIER_VERSION,
     };
     // Replace in place, so the manifest keeps a stable order across rebuilds.
     if (at === -1) manifest.sources.push(entry);

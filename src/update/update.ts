@@ -23,7 +23,7 @@ import {
 } from "../sources/manifest.ts";
 import { redactUrl, redactUrls } from "../sources/redact_url.ts";
 import { isFeedKind, npmTarget, type SourceSpec } from "../sources/sources_file.ts";
-import { verifyMmdb } from "../sources/verify_mmdb.ts";
+import { VERIFIER_VERSION, verifyMmdb } from "../sources/verify_mmdb.ts";
 import { buildLocked } from "./build.ts";
 import { checkAborted, yieldTo } from "./limits.ts";
 import { lockDataDir } from "./lock.ts";
@@ -123,6 +123,7 @@ async function updateLocked(options: UpdateOptions): Promise<SourceOutcome[]> {
           databaseType: fetched.databaseType,
           dataDate: fetched.buildEpoch.toISOString(),
           count: fetched.networks,
+          verifier: VERIFIER_VERSION, // fetchSource ran the checks
           download: {
             file,
             sha256,

@@ -5,11 +5,13 @@
  */
 
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { createServices } from "../../src/server/services.ts";
 import { loadConfig } from "../../src/config.ts";
 import { type MmdbValue, MmdbWriter } from "../../src/mmdb/writer/writer.ts";
 import { openDataSet } from "../../src/sources/data_set.ts";
 import { writeManifest } from "../../src/sources/manifest.ts";
+import { VERIFIER_VERSION } from "../../src/sources/verify_mmdb.ts";
 import { mapRecord, rawMmdb } from "../mmdb/_raw.ts";
 import { writeBaseDataDir } from "../update/_feed_server.ts";
 
@@ -131,6 +133,56 @@ Deno.test("a corrupt pointer inside a record is refused at load, naming the file
     assert.notEqual(output.code, 0, stderr);
     assert.equal(new TextDecoder().decode(output.stdout), "");
     assert.match(stderr, /a pointer to 2047, past the end/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** A data dir whose manifest lists `bytes` as its City database, with their true sha256. */
+async function installedCity(bytes: Uint8Array, verifier?: number): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: "ipintel-installed-" });
+  await Deno.writeFile(`${dir}/city.mmdb`, bytes);
+  await writeManifest(dir, {
+    sources: [{
+      name: "city",
+      kind: "city",
+      file: "city.mmdb",
+      sha256: createHash("sha256").update(bytes).digest("hex"),
+      source: "test",
+      license: "test",
+      attribution: "test",
+      built: "2026-01-01T00:00:00.000Z",
+      databaseType: "GeoLite2-City",
+      ...(verifier === undefined ? {} : { verifier }),
+    }],
+  });
+  return dir;
+}
+
+Deno.test("an installed database no installer checked with these checks is checked again at open", async () => {
+  // Its bytes match the manifest, but the entry names no (or an older) verifier.
+  for (const verifier of [undefined, VERIFIER_VERSION - 1]) {
+    const dir = await installedCity(cityWithCorruptPointer(), verifier);
+    try {
+      await assert.rejects(openDataSet(dir), /city\.mmdb: .*a pointer to 2047, past the end/);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  }
+});
+
+Deno.test("a database the installer checked is refused at open once its bytes changed", async () => {
+  const dir = await installedCity(
+    cityWith({ city: { names: { en: "Berlin" } } }),
+    VERIFIER_VERSION,
+  );
+  try {
+    await openDataSet(dir); // as installed: opened without walking it again
+    await Deno.writeFile(`${dir}/city.mmdb`, cityWithCorruptPointer());
+    await assert.rejects(
+      openDataSet(dir),
+      /city\.mmdb does not match the sha256 in manifest\.json/,
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

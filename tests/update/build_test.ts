@@ -6,6 +6,7 @@ import type { AsnRecord } from "../../src/mmdb/records.ts";
 import { buildDefaultData } from "../../src/update/build.ts";
 import type { DefaultSource } from "../../src/update/default_sources.ts";
 import { type Manifest, readManifest } from "../../src/sources/manifest.ts";
+import { VERIFIER_VERSION } from "../../src/sources/verify_mmdb.ts";
 
 // buildDefaultData against a local registry: Deno.serve on 127.0.0.1 serving .tgz packages
 // made at test time by the system's tar and gzip.
@@ -249,6 +250,7 @@ Deno.test("buildDefaultData() installs each source and records it in the manifes
         databaseType: "Test-City", // read from the file: the gunzip step does not name it
         dataDate: "1970-01-01T00:00:01.000Z", // the database's own build epoch
         count: 1,
+        verifier: VERIFIER_VERSION, // checked before it was installed
       },
       {
         name: "asn",
@@ -262,6 +264,7 @@ Deno.test("buildDefaultData() installs each source and records it in the manifes
         databaseType: "Test-ASN",
         dataDate: PUBLISHED, // compiled by us: the package's publication date
         count: ASN_NETWORKS,
+        verifier: VERIFIER_VERSION,
       },
     ]);
   });
