@@ -73,8 +73,14 @@ export async function buildLocked(options: BuildOptions): Promise<BuildReport> {
     const at = manifest.sources.findIndex(same);
     const current = manifest.sources[at];
     if (!options.force && current) {
-      const kept = await keepIfCurrent(dataDir, current, source);
-      if (kept) {
+      const found = await keepIfCurrent(dataDir, current, source);
+      if (found) {
+        // The sources file may have renamed it or changed its licence text: the file
+        // stays, the entry takes them (a renamed entry would be dropped as unconfigured).
+        const kept = entryName(found) === name &&
+            found.license === source.license && found.attribution === source.attribution
+          ? found
+          : { ...found, name, license: source.license, attribution: source.attribution };
         if (kept !== current) {
           manifest.sources[at] = kept;
           await writeManifest(dataDir, manifest);

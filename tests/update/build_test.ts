@@ -512,3 +512,22 @@ Deno.test("buildDefaultData() stopped mid-download (Ctrl-C) leaves no file, part
     await Deno.remove(dataDir, { recursive: true });
   }
 });
+
+Deno.test("buildDefaultData() keeps a renamed source's file under its new name, without a download", async () => {
+  await withRegistry(async (registry, dataDir) => {
+    await build(registry, dataDir);
+    const before = entryOf(await manifestOf(dataDir), "city");
+    registry.requests.length = 0;
+    const renamed = SOURCES.map((s) =>
+      s.kind === "city" ? { ...s, name: "city-v2", attribution: "New attribution" } : s
+    );
+    const report = await build(registry, dataDir, { sources: renamed });
+    assert.deepEqual(report.built, []);
+    assert.deepEqual(registry.requests, [], "nothing downloaded again");
+    const after = entryOf(await manifestOf(dataDir), "city");
+    assert.equal(after.name, "city-v2");
+    assert.equal(after.attribution, "New attribution");
+    assert.equal(after.file, before.file);
+    await Deno.stat(`${dataDir}/${after.file}`); // still there
+  });
+});
