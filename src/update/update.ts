@@ -166,6 +166,11 @@ async function updateLocked(options: UpdateOptions): Promise<SourceOutcome[]> {
           detail: `${fetched.feed.count} entries${dataDate ? `, dated ${day(dataDate)}` : ""}`,
         });
       }
+      // A list whose kind changed leaves its old kind's tree: that one is compiled again too.
+      const replaced = at === -1 ? null : manifest.sources[at]!;
+      if (replaced && replaced.kind !== entry.kind && isFeedKind(replaced.kind)) {
+        dirty.add(replaced.kind);
+      }
       if (at === -1) manifest.sources.push(entry);
       else manifest.sources[at] = entry;
     } catch (error) {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
+import { parseFieldSelection } from "../../src/format/mod.ts";
 import { createLookup } from "../../src/lookup/lookup.ts";
 import { MmdbWriter } from "../../src/mmdb/writer/writer.ts";
 import { openDataSet } from "../../src/sources/data_set.ts";
@@ -142,6 +143,22 @@ Deno.test("data update downloads again, without If-None-Match, a list whose sett
     assert.equal(outcomes[0]!.status, "updated");
     assert.equal(server.requests[0]!.ifNoneMatch, null);
     assert.equal(entry(await manifestOf(dataDir), "dc").provider, "New name");
+  });
+});
+
+Deno.test("data update moves a list whose kind changed out of its old kind's tree", async () => {
+  await withServer(async (server, dataDir) => {
+    const sources = serveFixtures(server).filter((s) => s.kind === "hosting"); // dc-v4, aws
+    const kindsOf = async (ip: string) =>
+      (await lookupIn(dataDir))(ip, { selection: parseFieldSelection("risk") }).risk!.matches
+        .filter((m) => m.source === "aws").map((m) => m.kind);
+    await update(dataDir, sources);
+    assert.deepEqual(await kindsOf("3.5.140.7"), ["hosting"]);
+    const moved = sources.map((s) => s.name === "aws" ? { ...s, kind: "threat" as const } : s);
+    for (let run = 0; run < 2; run++) { // the second run gets 304s
+      await update(dataDir, moved);
+      assert.deepEqual(await kindsOf("3.5.140.7"), ["threat"], `run ${run}`);
+    }
   });
 });
 
