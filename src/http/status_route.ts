@@ -2,6 +2,7 @@
 
 import denoJson from "../../deno.json" with { type: "json" };
 import { DataUnavailableError } from "../errors.ts";
+import { redactUrls } from "../sources/redact_url.ts";
 import type { Json } from "../types.ts";
 import { type Answer, FORMAT_HEADERS } from "./pipeline.ts";
 import type { ServiceSlot } from "./service_slot.ts";
@@ -29,6 +30,8 @@ export function statusRoute(services: ServiceSlot, now = () => new Date()): () =
         count: s.count,
         license: s.license,
         attribution: s.attribution,
+        // Still served as installed; its last update failed (data update kept it).
+        ...lastFailure(data.manifest.failures?.[s.name]),
       })),
       ...data.absent.map((s) => ({
         name: s.name,
@@ -47,4 +50,11 @@ export function statusRoute(services: ServiceSlot, now = () => new Date()): () =
     };
     return { status: 200, headers: FORMAT_HEADERS.json, body: JSON.stringify(body) };
   };
+}
+
+/** `lastUpdateFailed` for a source whose last update failed (its URL's secrets redacted). */
+function lastFailure(failure: { reason: string; at: string } | undefined): { [key: string]: Json } {
+  return failure
+    ? { lastUpdateFailed: { reason: redactUrls(failure.reason), at: failure.at } }
+    : {};
 }

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { parseFieldSelection } from "../../src/format/mod.ts";
+import { statusRoute } from "../../src/http/status_route.ts";
 import { createLookup } from "../../src/lookup/lookup.ts";
 import { MmdbWriter } from "../../src/mmdb/writer/writer.ts";
 import { openDataSet } from "../../src/sources/data_set.ts";
@@ -159,6 +160,32 @@ Deno.test("data update moves a list whose kind changed out of its old kind's tre
       await update(dataDir, moved);
       assert.deepEqual(await kindsOf("3.5.140.7"), ["threat"], `run ${run}`);
     }
+  });
+});
+
+Deno.test("/status shows an installed source whose last update failed, and why", async () => {
+  await withServer(async (server, dataDir) => {
+    const [tor] = serveFixtures(server);
+    await update(dataDir, [tor!]);
+    server.routes.set("/tor_bulk_exit_list.txt", { status: 500 });
+    await update(dataDir, [tor!]);
+    const data = await openDataSet(dataDir);
+    const services = { current: { data, lookup: await lookupIn(dataDir) } };
+    const body = JSON.parse(statusRoute(services)().body as string);
+    const shown = body.data.sources.find((s: { name: string }) => s.name === "tor-exits");
+    assert.equal(shown.status, "installed"); // still served
+    assert.match(shown.lastUpdateFailed.reason, /HTTP 500/);
+    assert.ok(!Number.isNaN(Date.parse(shown.lastUpdateFailed.at)));
+    // A good update clears it.
+    server.routes.set("/tor_bulk_exit_list.txt", { body: fixture("tor_bulk_exit_list.txt") });
+    await update(dataDir, [tor!]);
+    const again = JSON.parse(
+      statusRoute({
+        current: { data: await openDataSet(dataDir), lookup: services.current.lookup },
+      })()
+        .body as string,
+    );
+    assert.equal(again.data.sources[0].lastUpdateFailed, undefined);
   });
 });
 
