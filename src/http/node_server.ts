@@ -9,7 +9,7 @@ import http from "node:http";
 import https from "node:https";
 import { BadRequestError, capInput } from "../errors.ts";
 import { isStreamedBody } from "./streamed.ts";
-import { checkRequest, rejectionResponse } from "./request_target.ts";
+import { checkRequest, rejectionResponse, unsupportedMethod } from "./request_target.ts";
 
 /** What the handler receives as its second argument (the pipeline's `ServeEnv`). */
 export interface NodeServeEnv {
@@ -111,7 +111,7 @@ export function serveWithNodeHttp(
 function answer(req: http.IncomingMessage, handler: Handler): Response | Promise<Response> {
   const method = req.method ?? "GET";
   const target = originFormTarget(req.url ?? "/");
-  const problem = checkRequest(method, req.headers.host ?? null, target);
+  const problem = unsupportedMethod(method) ?? checkRequest(req.headers.host ?? null, target);
   if (problem) return rejectionResponse(problem, target);
   let converted: [Request, NodeServeEnv];
   try {

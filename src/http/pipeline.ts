@@ -99,7 +99,7 @@ export function createPipeline(options: PipelineOptions): FetchHandler {
     const host = headers.get("host");
     const target = requestTarget(request, host);
     const sent = request.method;
-    const problem = checkRequest(sent, host, target);
+    const problem = checkRequest(host, target);
     if (problem) return fail(request, null, targetFormat(target), problem);
     // A fragment is never sent over the wire; an in-process URL may hold one.
     const hash = target.indexOf("#");

@@ -72,17 +72,12 @@ export function targetFormat(target: string): OutputFormat {
 }
 
 /**
- * What is wrong with a request before any route sees it, or null: a method no
- * route serves (405), a malformed Host header (400), or a target that is not a
- * path (400). Both servers call it first, the app as its first middleware.
+ * What is wrong with a request before any route sees it, or null: a malformed
+ * Host header (400) or a target that is not a path (400). Both servers call it
+ * first. A method is judged by the route the path names (pipeline.ts: 404 for
+ * no route, else 405 with that route's `Allow`).
  */
-export function checkRequest(method: string, host: string | null, target: string): AppError | null {
-  if (!SERVED_METHODS.includes(method)) {
-    return new MethodNotAllowedError(
-      `Method ${quoteInput(method)} is not allowed: use ${SERVED_METHODS.join(", ")}`,
-      SERVED_METHODS,
-    );
-  }
+export function checkRequest(host: string | null, target: string): AppError | null {
   if (!isValidHost(host)) {
     return new BadRequestError(
       `Invalid Host header ${
@@ -94,6 +89,18 @@ export function checkRequest(method: string, host: string | null, target: string
     return new BadRequestError(`Invalid request target ${quoteInput(target)}: expected a path`);
   }
   return null;
+}
+
+/**
+ * Methods a Fetch `Request` cannot carry (the node:http server refuses them
+ * before it makes one), as a 405 listing every method some route serves.
+ */
+export function unsupportedMethod(method: string): AppError | null {
+  if (!/^(CONNECT|TRACE|TRACK)$/i.test(method)) return null;
+  return new MethodNotAllowedError(
+    `Method ${quoteInput(method)} is not allowed: use ${SERVED_METHODS.join(", ")}`,
+    SERVED_METHODS,
+  );
 }
 
 /** The error envelope for a request refused before routing, in the format its target asks for. */

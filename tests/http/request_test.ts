@@ -76,14 +76,24 @@ Deno.test("a method the path does not serve is a 405 whose Allow lists the route
     ["POST", "/me", "GET, HEAD, OPTIONS"],
     ["GET", "/bulk", "POST, OPTIONS"],
     ["POST", "/health", "GET, HEAD, OPTIONS"],
-    ["PUT", "/ip/1.1.1.1", "GET, HEAD, POST, OPTIONS"], // no route serves PUT: every method
+    // Methods no route serves are judged by the path's route too.
+    ["PUT", "/ip/1.1.1.1", "GET, HEAD, POST, OPTIONS"],
+    ["DELETE", "/me", "GET, HEAD, OPTIONS"],
+    ["PATCH", "/status", "GET, HEAD, OPTIONS"],
   ];
   for (const [method, path, allow] of cases) {
     const response = await app.request(`${path}?format=xml`, { method });
     assert.equal(response.status, 405, `${method} ${path}`);
-    if (method !== "PUT") assert.equal(response.headers.get("allow"), allow, `${method} ${path}`);
+    assert.equal(response.headers.get("allow"), allow, `${method} ${path}`);
     assert.match(await response.text(), /^<\?xml.*is not allowed/s, `${method} ${path}`);
   }
+  // No route at all: 404 whatever the method.
+  const unknown = await app.request("/nonexistent", { method: "DELETE" });
+  assert.equal(unknown.status, 404);
+  assert.equal(
+    (await unknown.json()).message,
+    'No route for DELETE "/nonexistent": see /openapi.json',
+  );
 });
 
 Deno.test("query parameters read as URLSearchParams reads them, decoded or not", async () => {
