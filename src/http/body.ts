@@ -35,6 +35,19 @@ export function requireJsonContentType(headers: Headers): void {
 }
 
 /**
+ * Refuses (415) a body sent with a `Content-Encoding` (gzip...): bodies are
+ * read as sent, and compressed bytes read as text would be answered, and
+ * charged, as garbage.
+ */
+export function requireIdentityEncoding(headers: Headers): void {
+  const encoding = headers.get("content-encoding");
+  if (encoding === null || /^\s*identity\s*$/i.test(encoding)) return;
+  throw new UnsupportedMediaTypeError(
+    `Unsupported Content-Encoding ${quoteInput(encoding)}: send the body uncompressed`,
+  );
+}
+
+/**
  * Reads and parses a JSON body of at most `limit` bytes. Stops reading as soon
  * as the limit is passed, so a huge body costs no more than the limit.
  */
@@ -42,6 +55,7 @@ export async function readJsonBody(source: BodySource, limit: number): Promise<u
   const tooLarge = () =>
     new PayloadTooLargeError(`Request body is larger than the limit of ${limit} bytes`);
   const { headers, stream } = source;
+  requireIdentityEncoding(headers);
   if (Number(headers.get("content-length") ?? 0) > limit) {
     await stream?.cancel();
     throw tooLarge();

@@ -23,6 +23,7 @@ import {
 import type { FieldSelection } from "../format/select.ts";
 import { encodeText, type StreamFormat, streamWriter, writePieces } from "../format/stream.ts";
 import type { Lookup } from "../lookup/lookup.ts";
+import { requireIdentityEncoding } from "./body.ts";
 import type { Answer } from "./pipeline.ts";
 import { markStreamed } from "./streamed.ts";
 
@@ -50,6 +51,7 @@ export interface BulkStreamDeps {
 
 /** The body formats by Content-Type: JSON `{"ips": [...]}`, plain text lines, NDJSON lines. */
 export function bodyFormat(headers: Headers): InputFormat {
+  requireIdentityEncoding(headers);
   const type = headers.get("content-type");
   const essence = type?.split(";", 1)[0]?.trim().toLowerCase();
   if (essence === "application/json") return "json";

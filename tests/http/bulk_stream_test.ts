@@ -175,6 +175,25 @@ Deno.test("errors before the first answer keep their status: empty, malformed, w
   }
 });
 
+Deno.test("a compressed body is refused with 415 naming its encoding, before any unit is charged", async () => {
+  const gzipped = await new Response(
+    new Blob(["8.8.8.8\n1.1.1.1\n"]).stream().pipeThrough(new CompressionStream("gzip")),
+  ).arrayBuffer();
+  const server = await limited(5);
+  for (const [target, type] of [["/bulk", "text/plain"], ["/ip/1.1.1.1", "application/json"]]) {
+    const response = await post(target!, gzipped, type, { "content-encoding": "gzip" }, server);
+    assert.equal(response.status, 415, target);
+    assert.equal(
+      (await response.json()).message,
+      'Unsupported Content-Encoding "gzip": send the body uncompressed',
+    );
+  }
+  // The whole budget is left: the refused bodies were never read as addresses.
+  const next = await post("/bulk", "8.8.8.8\n", "text/plain", {}, server);
+  assert.equal(next.headers.get("ratelimit-remaining"), "4");
+  await next.body?.cancel();
+});
+
 Deno.test("a body that turns malformed after answers were sent ends with a final record", async () => {
   const ips = Array.from({ length: BATCH_SIZE + 10 }, () => '"9.9.9.9"').join(",");
   const chunks = [`{"ips":[${ips},`, "}"];
