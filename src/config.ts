@@ -248,7 +248,7 @@ export const OPTIONS = [
     "updateTimeout",
     "IPINTEL_UPDATE_TIMEOUT",
     "update-timeout",
-    "Seconds a download may receive nothing before it is abandoned",
+    "Seconds a download may receive nothing before it is abandoned (past them, also under 1 KB/s)",
     () => 30,
     integerIn(1, 3600),
   ),

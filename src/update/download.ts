@@ -68,7 +68,8 @@ export async function download(url: string, options: DownloadOptions): Promise<D
       return await attemptDownload(url, options);
     } catch (error) {
       const retry = attempt < attempts && !options.signal?.aborted &&
-        !(error instanceof CapExceededError) && (!(error instanceof HttpError) || error.retry);
+        !(error instanceof CapExceededError) && !(error instanceof TooSlowError) &&
+        (!(error instanceof HttpError) || error.retry);
       if (!retry) {
         throw attempt > 1
           ? new Error(`${(error as Error).message} (after ${attempt} attempts)`)
@@ -79,6 +80,12 @@ export async function download(url: string, options: DownloadOptions): Promise<D
     }
   }
 }
+
+/** Bytes per second a download must average once it has run longer than its idle timeout. */
+const MIN_RATE = 1024;
+
+/** A download slower than MIN_RATE: not retried (the next run tries again). */
+class TooSlowError extends Error {}
 
 async function attemptDownload(url: string, options: DownloadOptions): Promise<DownloadResult> {
   const shown = redactUrl(url);
@@ -113,6 +120,7 @@ async function attemptDownload(url: string, options: DownloadOptions): Promise<D
     const expected = response.headers.get("content-length");
     file = await Deno.open(options.tempPath, { write: true, create: true, truncate: true });
     let size = 0;
+    const started = performance.now();
     if (expected !== null && Number(expected) > options.maxBytes) {
       throw new CapExceededError(
         `the download (Content-Length ${expected})`,
@@ -125,6 +133,16 @@ async function attemptDownload(url: string, options: DownloadOptions): Promise<D
       size += chunk.length;
       if (size > options.maxBytes) {
         throw new CapExceededError("the download", options.maxBytes, "maxDownloadMB");
+      }
+      // A trickle resets the idle timeout for ever, holding the update and the data
+      // directory's lock: past the timeout, the download must average MIN_RATE.
+      const seconds = (performance.now() - started) / 1000;
+      if (seconds * 1000 > options.timeoutMs && size < MIN_RATE * seconds) {
+        throw new TooSlowError(
+          `Download from ${shown} abandoned: ${size} bytes in ${
+            seconds.toFixed(1)
+          } s, under 1 KB/s`,
+        );
       }
       await writeAll(file, chunk);
     }
@@ -148,6 +166,7 @@ async function attemptDownload(url: string, options: DownloadOptions): Promise<D
     }
     if (
       error instanceof HttpError || error instanceof CapExceededError ||
+      error instanceof TooSlowError ||
       (error as Error).message.startsWith("Truncated")
     ) throw error;
     // fetch() says only "fetch failed"; the cause says why (DNS, refused, TLS).

@@ -14,6 +14,8 @@ export interface Route {
   hang?: boolean;
   /** Announce this Content-Length but send only `body`, then cut the connection. */
   truncateTo?: number;
+  /** Send `body` one byte every this many milliseconds (a trickle that never goes quiet). */
+  drip?: number;
 }
 
 export interface FeedServer {
@@ -47,6 +49,7 @@ export function startFeedServer(): FeedServer {
       return new Response(null, { status: 304, headers });
     }
     const body = typeof route.body === "string" ? new TextEncoder().encode(route.body) : route.body;
+    if (route.drip && body) return new Response(dripping(body, route.drip), { headers });
     return new Response(body?.slice() ?? null, { status: route.status ?? 200, headers });
   });
   // Raw sockets for truncated answers: Deno.serve always sends a correct length.
@@ -179,4 +182,21 @@ export async function update(
     },
   });
   return { outcomes: outcomes.filter((o) => o.name !== base.name), progress };
+}
+
+/** `bytes` one at a time, `ms` apart, until done or cancelled. */
+function dripping(bytes: Uint8Array, ms: number): ReadableStream<Uint8Array> {
+  let at = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return new ReadableStream({
+    pull: (controller) =>
+      new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          if (at < bytes.length) controller.enqueue(bytes.slice(at, ++at));
+          else controller.close();
+          resolve();
+        }, ms);
+      }),
+    cancel: () => clearTimeout(timer),
+  });
 }

@@ -252,6 +252,12 @@ const BROKEN: {
     route: () => ({ hang: true }),
     error: /timed out: nothing received for 200 ms/,
   },
+  {
+    name: "a trickle that never goes quiet (too slow)",
+    route: (good) => ({ body: good, drip: 20 }),
+    error: /abandoned: \d+ bytes in \d+(\.\d+)? s, under 1 KB\/s/,
+    requests: 1, // not retried
+  },
 ];
 
 for (const broken of BROKEN) {
