@@ -103,7 +103,7 @@ export async function startInstance(config: Config, options: InstanceOptions): P
     : null;
   if (announce) {
     console.error(
-      `ipintel listening on ${tls ? "https" : "http"}://${config.host}:${listener.port} (${
+      `ipintel listening on ${tls ? "https" : "http"}://${urlHost(config.host)}:${listener.port} (${
         options.label ?? `${config.httpServer} server`
       })`,
     );
@@ -240,4 +240,9 @@ function portInUse(host: string, port: number): Error {
   return new Error(
     `Port ${port} on ${host} is already in use: another server (an ipintel, or another program) listens there; stop it or choose another port (PORT, --port)`,
   );
+}
+
+/** A host as a URL writes it: an IPv6 address in brackets (`[::1]`). */
+function urlHost(host: string): string {
+  return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
 }
