@@ -276,8 +276,9 @@ export function parseIp(text: string): ParsedIp {
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
     if (c === CH_COLON) colon = true;
-    else if (c === 0x25) fail(text, "zone ids are not accepted"); // '%'
-    else if (c === 0x2f) fail(text, "CIDR prefixes are not accepted"); // '/'
+    else if (c === 0x25) { // '%': a zone id after an address; first, a stray escape
+      fail(text, i > 0 ? "zone ids are not accepted" : "it starts with '%' (a malformed escape?)");
+    } else if (c === 0x2f) fail(text, "CIDR prefixes are not accepted"); // '/'
     else if (isWhitespace(c)) {
       fail(
         text,

@@ -148,6 +148,7 @@ const INVALID: { input: string; reason: string }[] = [
   { input: "fe80::1%eth0", reason: "zone ids are not accepted" },
   { input: "fe80::1%25eth0", reason: "zone ids are not accepted" },
   { input: "1.2.3.4%1", reason: "zone ids are not accepted" },
+  { input: "%ZZ", reason: "it starts with '%' (a malformed escape?)" },
   { input: "1.2.3.0/24", reason: "CIDR prefixes are not accepted" },
   { input: "2001:db8::/32", reason: "CIDR prefixes are not accepted" },
   { input: "01.2.3.4", reason: "leading zeros" },
