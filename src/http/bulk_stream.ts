@@ -64,6 +64,15 @@ export function bodyFormat(headers: Headers): InputFormat {
   );
 }
 
+/**
+ * Addresses looked up, charged and written at once over HTTP: a quarter of the
+ * command line's batch. A batch is alive while the socket drains, so the
+ * garbage collector promotes what it holds; smaller batches kept the server's
+ * memory rise during a 1,000,000-address stream at 45-47 MB instead of 51-59
+ * (bench:stream), at the same speed.
+ */
+export const HTTP_BATCH_SIZE = 64;
+
 /** Streams the answer to a body of addresses in `format` (see bodyFormat). */
 export function streamBodyAnswer(
   body: ReadableStream<Uint8Array> | null,
@@ -97,6 +106,7 @@ async function streamAnswer(
     userAgent,
     charge: (units) => chargeUnits(deps, units),
     logError: deps.logError,
+    batchSize: HTTP_BATCH_SIZE,
   });
   // The first batch decides the status: errors before it are answered as errors.
   const first = await events.next();

@@ -11,7 +11,7 @@ import { XMLParser, XMLValidator } from "fast-xml-parser";
 import { AccessControl } from "../../src/access/access.ts";
 import { KeyTable } from "../../src/access/key_table.ts";
 import { RateLimiter } from "../../src/access/rate_limiter.ts";
-import { BATCH_SIZE } from "../../src/bulk/stream.ts";
+import { HTTP_BATCH_SIZE as BATCH_SIZE } from "../../src/http/bulk_stream.ts";
 import { createApp } from "../../src/http/app.ts";
 import type { Lookup, LookupOptions } from "../../src/lookup/lookup.ts";
 import { MemoryKeyStore } from "../../src/store/keys.ts";
@@ -274,7 +274,10 @@ Deno.test("the budget running out ends the stream with a final record; then 429 
     assert.equal(stop.status, 429);
     assert.equal(stop.answered, budget);
     assert.ok(stop.retryAfter > 0 && stop.retryAfter <= 60, String(stop.retryAfter));
-    assert.match(stop.message, /Rate limit exceeded.*send the rest from address 301/);
+    assert.match(
+      stop.message,
+      new RegExp(`Rate limit exceeded.*send the rest from address ${budget + 1}`),
+    );
     // Nothing left: the next request cannot start and is refused as today.
     const refused = await post(
       `/bulk?format=${format}`,
