@@ -151,23 +151,6 @@ const encoder = new TextEncoder();
  * the string's length; `encode` (several times slower on large strings) is
  * left for text with other characters.
  */
-/**
- * Items per piece of a batch's text: a piece of full answers stays near 64 KB,
- * under V8's limit for ordinary heap objects (128 KB). A whole batch of 256
- * (about 256 KB) went to the large-object space when encoded and lived there
- * until the next full collection: during a long stream, tens of MB.
- */
-const PIECE_ITEMS = 64;
-
-/** A batch's text in pieces of at most PIECE_ITEMS items, in order. */
-export function writePieces(writer: StreamWriter, items: readonly BulkItem[]): string[] {
-  const pieces: string[] = [];
-  for (let at = 0; at < items.length; at += PIECE_ITEMS) {
-    pieces.push(writer.items(items.slice(at, at + PIECE_ITEMS)));
-  }
-  return pieces;
-}
-
 export function encodeText(text: string): Uint8Array {
   const bytes = new Uint8Array(text.length);
   const { read, written } = encoder.encodeInto(text, bytes);

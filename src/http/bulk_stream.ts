@@ -21,7 +21,7 @@ import {
   UnsupportedMediaTypeError,
 } from "../errors.ts";
 import type { FieldSelection } from "../format/select.ts";
-import { encodeText, type StreamFormat, streamWriter, writePieces } from "../format/stream.ts";
+import { encodeText, type StreamFormat, streamWriter } from "../format/stream.ts";
 import type { Lookup } from "../lookup/lookup.ts";
 import { requireIdentityEncoding } from "./body.ts";
 import type { Answer } from "./pipeline.ts";
@@ -112,21 +112,20 @@ async function streamAnswer(
   const first = await events.next();
   if (first.done) throw new BadRequestError("Empty bulk list: give at least one IP address");
   const writer = streamWriter(request.format, request.selection);
-  const render = (event: IteratorResult<BulkEvent>): { texts: string[]; last: boolean } => {
-    if (event.done) return { texts: [writer.tail(null)], last: true };
-    if ("stop" in event.value) return { texts: [writer.tail(event.value.stop)], last: true };
-    return { texts: writePieces(writer, event.value.items), last: false };
+  const render = (event: IteratorResult<BulkEvent>): { text: string; last: boolean } => {
+    if (event.done) return { text: writer.tail(null), last: true };
+    if ("stop" in event.value) return { text: writer.tail(event.value.stop), last: true };
+    return { text: writer.items(event.value.items), last: false };
   };
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
-      const { texts, last } = render(first);
-      texts[0] = writer.head() + texts[0];
-      for (const text of texts) controller.enqueue(encodeText(text));
+      const { text, last } = render(first);
+      controller.enqueue(encodeText(writer.head() + text));
       if (last) controller.close();
     },
     async pull(controller) {
-      const { texts, last } = render(await events.next());
-      for (const text of texts) if (text !== "") controller.enqueue(encodeText(text));
+      const { text, last } = render(await events.next());
+      if (text !== "") controller.enqueue(encodeText(text));
       if (last) controller.close();
     },
     async cancel() {
