@@ -2,26 +2,42 @@
 
 const ROOT = new URL("..", import.meta.url);
 
-/** Spawns `main.ts <args>` with exactly `env` (plus what Deno passes on); its output piped. */
-export function spawnCli(args: string[], env: Record<string, string>): Deno.ChildProcess {
+/**
+ * Spawns `main.ts <args>` with exactly `env` (plus what Deno passes on); its
+ * output piped, its input too with `stdin: "piped"`.
+ */
+export function spawnCli(
+  args: string[],
+  env: Record<string, string>,
+  stdin: "null" | "piped" = "null",
+): Deno.ChildProcess {
   return new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", "main.ts", ...args],
     cwd: ROOT,
     env,
-    stdin: "null",
+    stdin,
     stdout: "piped",
     stderr: "piped",
   }).spawn();
 }
 
-/** Runs `main.ts <args>` to the end (killed after `timeoutMs`); exit code, stdout and stderr. */
+/**
+ * Runs `main.ts <args>` to the end (killed after `timeoutMs`), `input` (if
+ * any) on its standard input; exit code, stdout and stderr.
+ */
 export async function runCli(
   args: string[],
   env: Record<string, string>,
   timeoutMs = 120_000,
+  input?: string,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = spawnCli(args, env);
+  const child = spawnCli(args, env, input === undefined ? "null" : "piped");
   const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+  if (input !== undefined) {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(input));
+    await writer.close();
+  }
   const out = await child.output();
   clearTimeout(timer);
   const decoder = new TextDecoder();

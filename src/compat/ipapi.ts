@@ -15,6 +15,7 @@ import {
   NotFoundError,
   type RateLimitedError,
 } from "../errors.ts";
+import { CONTENT_TYPES } from "../format/render.ts";
 import type { Lookup } from "../lookup/lookup.ts";
 import { anonymizerFlags } from "../risk/security.ts";
 import type { Json } from "../types.ts";
@@ -26,7 +27,7 @@ import {
   ownKeyHeader,
 } from "./pipeline.ts";
 
-const JSON_TYPE = "application/json; charset=utf-8";
+const JSON_TYPE = CONTENT_TYPES.json;
 
 /** ip-api's fields in its output order, with the bit each has in the numeric `fields`. */
 export const IPAPI_FIELDS: readonly (readonly [string, number])[] = [

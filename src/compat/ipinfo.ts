@@ -17,6 +17,7 @@ import {
 } from "../errors.ts";
 import { parseIp } from "../ip/parse.ts";
 import { reservedRangeName } from "../ip/reserved.ts";
+import { CONTENT_TYPES } from "../format/render.ts";
 import type { Lookup } from "../lookup/lookup.ts";
 import { anonymizerFlags } from "../risk/security.ts";
 import type { Json } from "../types.ts";
@@ -30,7 +31,7 @@ import {
   ownKeyHeader,
 } from "./pipeline.ts";
 
-const JSON_TYPE = "application/json; charset=utf-8";
+const JSON_TYPE = CONTENT_TYPES.json;
 const TEXT_TYPE = "text/plain; charset=utf-8";
 
 /** The fields `/{ip}/{field}` answers (ipinfo's names that ipintel fills). */

@@ -9,31 +9,13 @@ import { parse as parseCsv } from "csv-parse/sync";
 import { createServices } from "../../src/server/services.ts";
 import { loadConfig } from "../../src/config.ts";
 import { createApp } from "../../src/http/app.ts";
+import { runCli } from "../_cli.ts";
 import { DEFAULT_DATA_DIR, peer } from "../_helpers.ts";
 
-const ROOT = new URL("../..", import.meta.url);
-
 /** Runs `main.ts lookup <args>` with `input` piped to its standard input. */
-async function lookup(input: string, ...args: string[]) {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "main.ts", "lookup", ...args],
-    cwd: ROOT,
-    env: { IPINTEL_DATA_DIR: DEFAULT_DATA_DIR, NO_COLOR: "1" },
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-    signal: AbortSignal.timeout(60_000),
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(input));
-  await writer.close();
-  const output = await child.output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
+function lookup(input: string, ...args: string[]) {
+  const env = { IPINTEL_DATA_DIR: DEFAULT_DATA_DIR, NO_COLOR: "1" };
+  return runCli(["lookup", ...args], env, 60_000, input);
 }
 
 const LINES = [

@@ -23,6 +23,12 @@ function lines(batches: number) {
   return { input, reads: () => reads };
 }
 
+/** `lookup -` as NDJSON from `input` to `output`, no progress line. */
+function ndjsonStream(input: ReadableStream<Uint8Array>, output: WritableStream<Uint8Array>) {
+  const options = { format: "ndjson", selection: null, userAgent: null, lang: null } as const;
+  return lookupStream(lookup, { ...options, input, output, progress: null });
+}
+
 Deno.test("lookup - writes every batch in order, the last one awaited before it returns", async () => {
   const { input } = lines(10);
   const chunks: string[] = [];
@@ -32,15 +38,7 @@ Deno.test("lookup - writes every batch in order, the last one awaited before it 
       chunks.push(new TextDecoder().decode(chunk));
     },
   });
-  const code = await lookupStream(lookup, {
-    format: "ndjson",
-    selection: null,
-    userAgent: null,
-    lang: null,
-    input,
-    output,
-    progress: null,
-  });
+  const code = await ndjsonStream(input, output);
   assert.equal(code, 0);
   const items = chunks.join("").split("\n").filter((l) => l !== "");
   assert.equal(items.length, 2560, "every line answered, the last batch included");
@@ -55,15 +53,7 @@ Deno.test("lookup - stops reading and returns 0 when the reader goes away (| hea
       if (++writes === 2) throw new Deno.errors.BrokenPipe("broken pipe");
     },
   });
-  const code = await lookupStream(lookup, {
-    format: "ndjson",
-    selection: null,
-    userAgent: null,
-    lang: null,
-    input,
-    output,
-    progress: null,
-  });
+  const code = await ndjsonStream(input, output);
   assert.equal(code, 0);
   assert.ok(reads() < 10, `stopped reading after the broken pipe (read ${reads()} chunks)`);
 });

@@ -5,21 +5,14 @@
  */
 
 import assert from "node:assert/strict";
+import { spawnCli } from "../_cli.ts";
 import { DEFAULT_DATA_DIR, writeFixtureDataDir } from "../_helpers.ts";
 import { fetchFresh, startServe } from "../_serve_process.ts";
 
-const ROOT = new URL("../..", import.meta.url);
-
 Deno.test("lookup - whose reader goes away (| head -1) stops quietly with status 0", async () => {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "main.ts", "lookup", "-"],
-    cwd: ROOT,
-    env: { IPINTEL_DATA_DIR: DEFAULT_DATA_DIR, NO_COLOR: "1" },
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-    signal: AbortSignal.timeout(60_000),
-  }).spawn();
+  const env = { IPINTEL_DATA_DIR: DEFAULT_DATA_DIR, NO_COLOR: "1" };
+  const child = spawnCli(["lookup", "-"], env, "piped");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
   // Addresses for as long as the command reads them.
   const feeding = (async () => {
     const writer = child.stdin.getWriter();
@@ -39,6 +32,7 @@ Deno.test("lookup - whose reader goes away (| head -1) stops quietly with status
     new Response(child.stderr).text(),
     feeding,
   ]);
+  clearTimeout(timer);
   assert.equal(status.code, 0, stderr);
   assert.equal(stderr, "");
 });
