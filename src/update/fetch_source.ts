@@ -186,10 +186,23 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
-/** Whether a manifest entry was made from this source with these settings (see base() in update.ts). */
+/** What a manifest entry records of the sources file's settings for a source. */
+export function entrySettings(spec: SourceSpec) {
+  return {
+    kind: spec.kind,
+    format: spec.format,
+    source: redactUrl(spec.url),
+    license: spec.license,
+    attribution: spec.attribution,
+    ...(spec.provider ? { provider: spec.provider } : {}),
+    ...(spec.minCount !== undefined ? { minCount: spec.minCount } : {}),
+  };
+}
+
+/** Whether a manifest entry was made from this source with these settings. */
 function madeFrom(entry: ManifestEntry, spec: SourceSpec): boolean {
-  return entry.source === redactUrl(spec.url) && entry.kind === spec.kind &&
-    entry.format === spec.format && entry.provider === spec.provider &&
-    entry.minCount === spec.minCount && entry.license === spec.license &&
-    entry.attribution === spec.attribution;
+  const settings: Record<string, unknown> = entrySettings(spec);
+  const recorded = entry as unknown as Record<string, unknown>;
+  return ["kind", "format", "source", "license", "attribution", "provider", "minCount"]
+    .every((key) => recorded[key] === settings[key]);
 }

@@ -21,7 +21,7 @@ import {
   removeUnnamed,
   writeManifest,
 } from "../sources/manifest.ts";
-import { redactUrl, redactUrls } from "../sources/redact_url.ts";
+import { redactUrls } from "../sources/redact_url.ts";
 import { isFeedKind, npmTarget, type SourceSpec } from "../sources/sources_file.ts";
 import { VERIFIER_VERSION, verifyMmdb } from "../sources/verify_mmdb.ts";
 import { buildLocked } from "./build.ts";
@@ -30,7 +30,7 @@ import { lockDataDir } from "./lock.ts";
 import { npmSource, provenance } from "./default_sources.ts";
 import { compileFeeds, feedDatabaseType, type NamedFeed } from "./feed_compile.ts";
 import { type ParsedFeed, parseFeed } from "./feed_parse.ts";
-import { type FetchContext, fetchSource } from "./fetch_source.ts";
+import { entrySettings, type FetchContext, fetchSource } from "./fetch_source.ts";
 import { packageInfo, type Progress } from "./npm_package.ts";
 
 export interface UpdateOptions extends Omit<FetchContext, "dataDir"> {
@@ -293,17 +293,7 @@ function checkTree(bytes: Uint8Array, feeds: NamedFeed[]): void {
 }
 
 function base(spec: SourceSpec, now: () => Date) {
-  return {
-    name: spec.name,
-    kind: spec.kind,
-    format: spec.format,
-    source: redactUrl(spec.url),
-    license: spec.license,
-    attribution: spec.attribution,
-    ...(spec.provider ? { provider: spec.provider } : {}),
-    ...(spec.minCount !== undefined ? { minCount: spec.minCount } : {}),
-    built: now().toISOString(),
-  };
+  return { name: spec.name, ...entrySettings(spec), built: now().toISOString() };
 }
 
 function httpState(f: { etag?: string; lastModified?: string }) {
