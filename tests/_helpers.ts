@@ -135,21 +135,27 @@ export function fixtureDataSet(): Promise<DataSet> {
   return fixture;
 }
 
-/** A lookup over the fixtures with a fixed clock. */
-export async function fixtureLookup(now: Date = FIXED_NOW): Promise<Lookup> {
+/** A lookup over `data` (the fixtures unless given) with a fixed clock. */
+export async function fixtureLookup(now: Date = FIXED_NOW, data?: DataSet): Promise<Lookup> {
   return createLookup({
-    data: await fixtureDataSet(),
+    data: data ?? await fixtureDataSet(),
     now: () => now,
     parseUserAgent: createUserAgentParser(),
   });
 }
 
-/** The HTTP app over the fixtures. */
+/** The HTTP app over `data` (the fixtures unless given), with a fixed clock. */
 export async function fixtureApp(
-  config: { bulkMax?: number; trustedProxies?: string[]; forwardedHeader?: ForwardedHeader } = {},
+  config: {
+    bulkMax?: number;
+    trustedProxies?: string[];
+    forwardedHeader?: ForwardedHeader;
+    web?: boolean;
+    data?: DataSet;
+  } = {},
 ) {
-  const data = await fixtureDataSet();
-  const lookup = await fixtureLookup();
+  const data = config.data ?? await fixtureDataSet();
+  const lookup = await fixtureLookup(FIXED_NOW, data);
   return createApp({
     services: { current: { data, lookup } },
     config: {
@@ -157,6 +163,7 @@ export async function fixtureApp(
       trustedProxies: config.trustedProxies ?? [],
       forwardedHeader: config.forwardedHeader ?? "x-forwarded-for",
       corsOrigins: ["*"],
+      ...(config.web === undefined ? {} : { web: config.web }),
     },
     logError: () => {},
   });

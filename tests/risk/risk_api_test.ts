@@ -7,13 +7,10 @@
  */
 
 import assert from "node:assert/strict";
-import { FIXED_NOW, writeFixtureDataDir } from "../_helpers.ts";
-import { createApp } from "../../src/http/app.ts";
-import { createLookup } from "../../src/lookup/lookup.ts";
+import { fixtureApp, writeFixtureDataDir } from "../_helpers.ts";
 import { type DataSet, openDataSet } from "../../src/sources/data_set.ts";
 import { parseSourcesFile, type SourceSpec } from "../../src/sources/sources_file.ts";
 import { RISK_LAYOUT } from "../../src/types.ts";
-import { createUserAgentParser } from "../../src/ua/parse.ts";
 import {
   type FeedServer,
   startFeedServer,
@@ -33,21 +30,7 @@ function sources(server: FeedServer, list: Record<string, unknown>[]): SourceSpe
 }
 
 function appOver(data: DataSet) {
-  const lookup = createLookup({
-    data,
-    now: () => FIXED_NOW,
-    parseUserAgent: createUserAgentParser(),
-  });
-  return createApp({
-    services: { current: { data, lookup } },
-    config: {
-      bulkMax: 1000,
-      trustedProxies: [],
-      forwardedHeader: "x-forwarded-for",
-      corsOrigins: ["*"],
-    },
-    logError: () => {},
-  });
+  return fixtureApp({ data });
 }
 
 /** Installs `list` (each served from its fixture file or text) into `dataDir`; opens the set. */
@@ -122,7 +105,7 @@ const FEEDS = [
   { name: "office", kind: "allow", format: "ip-list", body: "# our VPN\n2.26.164.0/24\n" },
 ];
 
-async function get(app: ReturnType<typeof appOver>, path: string) {
+async function get(app: Awaited<ReturnType<typeof appOver>>, path: string) {
   const response = await app.request(path);
   const text = await response.text();
   assert.equal(response.status, 200, text);
@@ -132,7 +115,7 @@ async function get(app: ReturnType<typeof appOver>, path: string) {
 Deno.test("security and risk through the API for a Tor exit, VPN, cloud, relay and DROP address", async () => {
   const dataDir = await writeBaseDataDir();
   try {
-    const app = appOver(await install(dataDir, FEEDS));
+    const app = await appOver(await install(dataDir, FEEDS));
     const answer = async (ip: string) =>
       JSON.parse(await get(app, `/ip/${ip}?get=security,risk`)).data;
     const downloaded = UPDATED.toISOString();
@@ -295,7 +278,7 @@ Deno.test("the operator's geofeed places its networks ahead of the City database
       format: "mmdb",
       body: await Deno.readFile(`${dataDir}/${kind}.mmdb`),
     });
-    const app = appOver(
+    const app = await appOver(
       await install(dataDir, [await database("city"), await database("asn"), {
         name: "our-geofeed",
         kind: "location",

@@ -2,35 +2,16 @@
 
 import assert from "node:assert/strict";
 import { gunzipSync, gzipSync } from "node:zlib";
-import { createApp } from "../../src/http/app.ts";
 import { ConfigError, loadConfig } from "../../src/config.ts";
-import { createLookup } from "../../src/lookup/lookup.ts";
 import { type DataSet, openDataSet } from "../../src/sources/data_set.ts";
-import { createUserAgentParser } from "../../src/ua/parse.ts";
-import { FIXED_NOW, fixtureDataSet, peer } from "../_helpers.ts";
+import { fixtureApp, peer } from "../_helpers.ts";
 import { LISTED, writeListedDataDir } from "./_lists.ts";
 
 const BROWSER_ACCEPT =
   "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8";
 
-async function app(web?: boolean, data?: DataSet) {
-  data ??= await fixtureDataSet();
-  const lookup = createLookup({
-    data,
-    now: () => FIXED_NOW,
-    parseUserAgent: createUserAgentParser(),
-  });
-  return createApp({
-    services: { current: { data, lookup } },
-    config: {
-      bulkMax: 25,
-      trustedProxies: [],
-      forwardedHeader: "x-forwarded-for",
-      corsOrigins: ["*"],
-      ...(web === undefined ? {} : { web }),
-    },
-    logError: () => {},
-  });
+function app(web?: boolean, data?: DataSet) {
+  return fixtureApp({ bulkMax: 25, web, data });
 }
 
 const site = await app();
