@@ -30,7 +30,12 @@ const PROGRESS_EVERY_MS = 250;
 /** Returns 0 when every line was answered (failed lines in place), 1 when a lookup met a corrupt record. */
 export async function lookupStream(lookup: Lookup, options: StreamLookupOptions): Promise<number> {
   const progress = options.progress === undefined ? terminalProgress() : options.progress;
-  const events = answerBulk(readInput(options.input ?? Deno.stdin.readable, inputParser("text")), {
+  // Standard input is read one chunk ahead at most: a pipe's writer never waits on our output.
+  const input = readInput(options.input ?? Deno.stdin.readable, inputParser("text"), {
+    memoryBytes: 0,
+    spillBytes: 0,
+  });
+  const events = answerBulk(input, {
     lookup,
     lang: options.lang,
     userAgent: () => options.userAgent,
