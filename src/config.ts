@@ -68,6 +68,8 @@ export interface Config {
   logFullIp: boolean;
   /** Seconds a stopping server waits for requests in flight. */
   shutdownTimeout: number;
+  /** Seconds a streamed bulk answer may go without reading or writing a byte; 0 = never ends for that. */
+  streamIdleTimeout: number;
   /** The lookup page for browsers at `/` (off: `/` answers like `/me` for everyone). */
   web: boolean;
   /** PEM certificate chain and private key files: serve HTTPS (both or neither; see src/server/tls.ts). */
@@ -326,6 +328,14 @@ export const OPTIONS = [
     "Seconds a stopping server (SIGTERM, SIGINT) waits for requests in flight",
     () => 10,
     integerIn(0, 3600),
+  ),
+  option(
+    "streamIdleTimeout",
+    "IPINTEL_STREAM_IDLE_TIMEOUT",
+    "stream-idle-timeout",
+    "Seconds a streamed bulk answer may go without reading a byte of its body or having one written; then it ends with its final record (0: never)",
+    () => 60,
+    integerIn(0, 86_400),
   ),
   option(
     "web",
