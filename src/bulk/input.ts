@@ -53,6 +53,31 @@ export interface InputProgress {
   readonly lastReadAt: number;
   /** Stops reading the body at once, even while a batch is awaited (that one then ends the input). */
   cancel(): Promise<void>;
+  /**
+   * Resolves when the next batch of answers may be written on the connection
+   * the body comes in on (see {@link ANSWER_QUIET_MS}); at once without `holdAnswers`.
+   */
+  answerable(): Promise<void>;
+}
+
+/**
+ * While the body is still arriving, the answer beyond its first batch waits:
+ * Deno's HTTP server (and the node:http server built on it) stops reading a
+ * request body while the answer's writes are blocked, so a client that sends
+ * its whole body before it reads must never see the connection fill with
+ * answers first. A batch goes when the body has ended, or the read-ahead is
+ * full, or the body has been quiet this long since its last byte and the last
+ * batch that went this way (a client sending lines as they come, `tail -f`,
+ * still gets its answers as it goes, one batch per quiet spell).
+ */
+export const ANSWER_QUIET_MS = 100;
+
+export interface ReadInputOptions extends ReadAheadOptions {
+  /**
+   * Holds answers back while the body arrives (default true: the body and the
+   * answer share a connection); false when they do not (standard input).
+   */
+  holdAnswers?: boolean;
 }
 
 /** Batches of input items read from a body. */
@@ -69,11 +94,12 @@ export type InputBatches = AsyncGenerator<BulkInput[]> & InputProgress;
 export function readInput(
   stream: ReadableStream<Uint8Array>,
   parser: InputParser,
-  options: ReadAheadOptions = {},
+  options: ReadInputOptions = {},
 ): InputBatches {
   let ahead: ReadAhead | null = null;
   const startedAt = performance.now();
   let cancelled = false;
+  let releasedAt = 0;
   const batches = (async function* (): AsyncGenerator<BulkInput[]> {
     const decoder = new TextDecoder();
     if (cancelled) return void await stream.cancel().catch(() => {});
@@ -102,6 +128,13 @@ export function readInput(
       value: async () => {
         cancelled = true;
         await ahead?.cancel();
+      },
+    },
+    answerable: {
+      value: async () => {
+        if (options.holdAnswers === false || ahead === null || ahead.settled) return;
+        await ahead.quiet(ANSWER_QUIET_MS, releasedAt);
+        releasedAt = performance.now();
       },
     },
   }) as InputBatches;

@@ -81,6 +81,32 @@ export class ReadAhead {
     return { memory: this.#queueBytes, file: this.#writtenTo - this.#readAt };
   }
 
+  /**
+   * Whether the body has stopped arriving for now: it ended, failed or was
+   * cancelled, or the read-ahead is full (reading waits for the answer).
+   */
+  get settled(): boolean {
+    return this.#ended || this.#error !== null || this.#cancelled || !this.#hasRoom();
+  }
+
+  /**
+   * Resolves once the body is settled, or has sent nothing for `quietMs`
+   * counted from `since` at the earliest.
+   */
+  async quiet(quietMs: number, since: number): Promise<void> {
+    for (;;) {
+      if (this.settled) return;
+      const left = Math.max(this.lastReadAt, since) + quietMs - performance.now();
+      if (left <= 0) return;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        this.#waitForChange(),
+        new Promise((resolve) => timer = setTimeout(resolve, Math.ceil(left))),
+      ]);
+      clearTimeout(timer);
+    }
+  }
+
   /** Whether cancel() was called (next() then gives null). */
   get cancelled(): boolean {
     return this.#cancelled;

@@ -112,6 +112,8 @@ export async function* answerBulk(
       movedAt = performance.now();
       const items = next.value;
       for (let from = 0; from < items.length;) {
+        // Past the first batch, the input says when an answer may go (see readInput).
+        if (answered > 0) await input.answerable?.();
         const batch = items.slice(from, from + batchSize);
         const grant = options.charge ? await options.charge(batch.length) : null;
         // Fewer units than asked without a refusal: the rest of the batch is charged next.

@@ -30,10 +30,12 @@ const PROGRESS_EVERY_MS = 250;
 /** Returns 0 when every line was answered (failed lines in place), 1 when a lookup met a corrupt record. */
 export async function lookupStream(lookup: Lookup, options: StreamLookupOptions): Promise<number> {
   const progress = options.progress === undefined ? terminalProgress() : options.progress;
-  // Standard input is read one chunk ahead at most: a pipe's writer never waits on our output.
+  // Standard input is read one chunk ahead at most, and answered at once: it and standard
+  // output are separate pipes, so neither ever waits on the other.
   const input = readInput(options.input ?? Deno.stdin.readable, inputParser("text"), {
     memoryBytes: 0,
     spillBytes: 0,
+    holdAnswers: false,
   });
   const events = answerBulk(input, {
     lookup,
