@@ -200,6 +200,7 @@ function whenIdle(lastMoved: () => number, idleMs: number, then: () => void): ()
  */
 export function lookupItem(item: BulkInput, options: LookupOptions, lookup: Lookup): BulkItem {
   if (typeof item !== "string") return item;
+  if (lookup.item) return lookup.item(item, options); // the same items, without throwing
   try {
     return lookup(item, options);
   } catch (error) {

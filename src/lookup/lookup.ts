@@ -1,14 +1,30 @@
 /** The lookup core: one address in, the full `data` object out. No HTTP, no KV, no formatting. */
 
+import type { CountryEnrichment } from "../enrich/enricher.ts";
 import { createEnrichment, type Enrichment } from "../enrich/warm.ts";
-import { BadRequestError, NotFoundError, quoteInput } from "../errors.ts";
+import {
+  AppError,
+  BadRequestError,
+  capInput,
+  NotFoundError,
+  quoteInput,
+  STATUS_BY_CODE,
+} from "../errors.ts";
 import { type ParsedIp, parseIp } from "../ip/parse.ts";
 import { reservedRangeName } from "../ip/reserved.ts";
 import { formatNetwork } from "../ip/cidr.ts";
 import { type RiskSignals, type RiskSource, securityOf } from "../risk/security.ts";
 import type { DataSet } from "../sources/data_set.ts";
 import type { CityRecord } from "../mmdb/records.ts";
-import type { Currency, Flag, GeoLocation, LookupResult, UserAgent } from "../types.ts";
+import type {
+  BulkItem,
+  Currency,
+  FailedItem,
+  Flag,
+  GeoLocation,
+  LookupResult,
+  UserAgent,
+} from "../types.ts";
 import { createConnectionOf, NO_CONNECTION } from "./connection.ts";
 import { effectiveCountry, toGeoLocation } from "./geo.ts";
 import { createOverride } from "./override.ts";
@@ -53,6 +69,13 @@ export interface Lookup {
    * APIs (src/compat) render in their own shapes. Throws as the lookup does.
    */
   detail(ipText: string, options?: LookupOptions): LookupDetail;
+  /**
+   * The same lookup as a bulk item: an invalid address or one without data is
+   * the failed item in place (what src/bulk/stream.ts's lookupItem makes of
+   * the error), without an Error made and thrown: a log of many unknown
+   * addresses pays for no stack traces. Other errors are thrown as by the lookup.
+   */
+  item?(ipText: string, options?: LookupOptions): BulkItem;
 }
 
 /** One lookup's result and the parts of its sources that the result's layout folds away. */
@@ -103,18 +126,37 @@ export function createLookup(deps: LookupDeps): Lookup {
   const places = new WeakMap<CityRecord, Map<string, PlaceFacts>>();
   const overridden = data.location ? createOverride(languages) : null;
 
+  // A country's flag and currency, one shared part each per country and language, so
+  // their text is written once for all the places of the country (not once per record).
+  const countryParts = new Map<string, { flag: Flag; currency: Currency }>();
+  const partsOf = (code: string | null, lang: string, facts: CountryEnrichment) => {
+    if (code === null) {
+      return { flag: sharedPart(facts.flag), currency: sharedPart(facts.currency) };
+    }
+    const key = `${code} ${lang}`;
+    let parts = countryParts.get(key);
+    if (!parts) {
+      parts = { flag: sharedPart(facts.flag), currency: sharedPart(facts.currency) };
+      // Bounded by the codes the enricher accepts ([A-Z]{2}) times the languages served.
+      if (countryParts.size < COUNTRY_PARTS_LIMIT) countryParts.set(key, parts);
+    }
+    return parts;
+  };
+
   const placeOf = (record: CityRecord, lang: string): PlaceFacts => {
     let byLang = places.get(record);
     if (!byLang) places.set(record, byLang = new Map());
     let place = byLang.get(lang);
     if (!place) {
-      const facts = countryFacts(effectiveCountry(record)?.iso_code ?? null, lang);
+      const code = effectiveCountry(record)?.iso_code ?? null;
+      const facts = countryFacts(code, lang);
+      const { flag, currency } = partsOf(code, lang, facts);
       place = Object.freeze({
         geoLocation: sharedPart(toGeoLocation(record, lang, facts)),
         // A record without a zone (1.1.1.1: registered country only) takes the country's sole zone.
         timeZone: record.location?.time_zone ?? facts.timeZone,
-        flag: sharedPart(facts.flag),
-        currency: sharedPart(facts.currency),
+        flag,
+        currency,
       });
       byLang.set(lang, place);
     }
@@ -122,6 +164,13 @@ export function createLookup(deps: LookupDeps): Lookup {
   };
 
   const lookupParsed = (ip: ParsedIp, options: LookupOptions, seen?: Seen): LookupResult => {
+    const result = lookupOrMiss(ip, options, seen);
+    if (result === null) throw new NotFoundError(ip.address, reservedRangeName(ip));
+    return result;
+  };
+
+  /** The result, or null when no source knows the address. */
+  const lookupOrMiss = (ip: ParsedIp, options: LookupOptions, seen?: Seen): LookupResult | null => {
     const lang = resolveLang(options.lang);
     let cityRecord = data.city?.getBytes(ip.bytes) ?? null;
     // The operator's geofeed, most specific entry first, wins over the City database.
@@ -130,9 +179,7 @@ export function createLookup(deps: LookupDeps): Lookup {
     const connection = connectionOf(ip);
     // Security feeds alone do not make an address found (FireHOL lists every bogon);
     // the operator's geofeed does.
-    if (!cityRecord && connection === NO_CONNECTION) {
-      throw new NotFoundError(ip.address, reservedRangeName(ip));
-    }
+    if (!cityRecord && connection === NO_CONNECTION) return null;
     const place = cityRecord ? placeOf(cityRecord, lang) : null;
     const signals = risk.signals(ip, connection.asn_number);
     if (seen) {
@@ -165,6 +212,18 @@ export function createLookup(deps: LookupDeps): Lookup {
   };
 
   const lookup: Lookup = (ipText, options = {}) => lookupParsed(parseIp(ipText), options);
+  lookup.item = (ipText, options = {}) => {
+    let ip: ParsedIp;
+    try {
+      ip = parseIp(ipText);
+    } catch (error) {
+      if (error instanceof AppError && error.code === "invalid_ip") {
+        return failedItem(ipText, error);
+      }
+      throw error;
+    }
+    return lookupOrMiss(ip, options) ?? notFoundItem(ipText, ip);
+  };
   lookup.detail = (ipText, options = {}) => {
     const ip = parseIp(ipText);
     const seen: Seen = { city: null, signals: NO_SIGNALS };
@@ -172,6 +231,30 @@ export function createLookup(deps: LookupDeps): Lookup {
     return { result, city: seen.city, network: networkOf(ip), signals: seen.signals };
   };
   return lookup;
+}
+
+/** A failed bulk item: the input as given (capped) and the error's status and message. */
+function failedItem(input: string, error: AppError): FailedItem {
+  return {
+    ip: capInput(input),
+    error: { status: STATUS_BY_CODE[error.code], message: error.message },
+  };
+}
+
+/**
+ * The item of an address no source knows: NotFoundError's message, written
+ * here without making the error (tests/bulk/lookup_item_test.ts holds the two equal).
+ */
+function notFoundItem(input: string, ip: ParsedIp): FailedItem {
+  const range = reservedRangeName(ip);
+  const base = `No data for IP address ${quoteInput(ip.address)}`;
+  return {
+    ip: capInput(input),
+    error: {
+      status: STATUS_BY_CODE.not_found,
+      message: range ? `${base}: it is in a ${range} range` : base,
+    },
+  };
 }
 
 const NO_SIGNALS: RiskSignals = Object.freeze({
@@ -227,6 +310,9 @@ export function createLanguageResolver(
     return found;
   };
 }
+
+/** Bound of the shared flag and currency parts kept per country and language. */
+const COUNTRY_PARTS_LIMIT = 4096;
 
 /** Bound of the remembered `lang` resolutions (cleared when full). */
 const RESOLVED_LIMIT = 256;
