@@ -23,6 +23,7 @@ import type {
   Flag,
   GeoLocation,
   LookupResult,
+  Security,
   UserAgent,
 } from "../types.ts";
 import { createConnectionOf, NO_CONNECTION } from "./connection.ts";
@@ -121,9 +122,12 @@ export function createLookup(deps: LookupDeps): Lookup {
     createEnrichment();
   const languages = data.city?.metadata.languages.length ? data.city.metadata.languages : ["en"];
   const resolveLang = createLanguageResolver(languages);
-  // Keyed by the decoded record object, which the reader's offset cache shares:
-  // entries live exactly as long as the cached record does.
-  const places = new WeakMap<CityRecord, Map<string, PlaceFacts>>();
+  // Per language, keyed by the decoded record object, which the reader's offset cache
+  // shares: entries live exactly as long as the cached record does. The language's map
+  // is looked up once per call (usually the last one used), the record's entry once.
+  const places = new Map<string, WeakMap<CityRecord, PlaceFacts>>();
+  let lastLang = "";
+  let lastPlaces = new WeakMap<CityRecord, PlaceFacts>();
   const overridden = data.location ? createOverride(languages) : null;
 
   // A country's flag and currency, one shared part each per country and language, so
@@ -144,9 +148,14 @@ export function createLookup(deps: LookupDeps): Lookup {
   };
 
   const placeOf = (record: CityRecord, lang: string): PlaceFacts => {
-    let byLang = places.get(record);
-    if (!byLang) places.set(record, byLang = new Map());
-    let place = byLang.get(lang);
+    if (lang !== lastLang) {
+      let byRecord = places.get(lang);
+      if (!byRecord) places.set(lang, byRecord = new WeakMap());
+      lastLang = lang;
+      lastPlaces = byRecord;
+    }
+    const byRecord = lastPlaces;
+    let place = byRecord.get(record);
     if (!place) {
       const code = effectiveCountry(record)?.iso_code ?? null;
       const facts = countryFacts(code, lang);
@@ -158,7 +167,7 @@ export function createLookup(deps: LookupDeps): Lookup {
         flag,
         currency,
       });
-      byLang.set(lang, place);
+      byRecord.set(record, place);
     }
     return place;
   };
@@ -168,6 +177,9 @@ export function createLookup(deps: LookupDeps): Lookup {
     if (result === null) throw new NotFoundError(ip.address, reservedRangeName(ip));
     return result;
   };
+
+  let lastSignals: RiskSignals | null = null;
+  let lastSecurity: Security | null = null;
 
   /** The result, or null when no source knows the address. */
   const lookupOrMiss = (ip: ParsedIp, options: LookupOptions, seen?: Seen): LookupResult | null => {
@@ -182,6 +194,11 @@ export function createLookup(deps: LookupDeps): Lookup {
     if (!cityRecord && connection === NO_CONNECTION) return null;
     const place = cityRecord ? placeOf(cityRecord, lang) : null;
     const signals = risk.signals(ip, connection.asn_number);
+    // Without feeds every address has the same signals object: its verdict is kept.
+    if (signals !== lastSignals) {
+      lastSignals = signals;
+      lastSecurity = securityOf(signals);
+    }
     if (seen) {
       seen.city = cityRecord;
       seen.signals = signals;
@@ -194,7 +211,7 @@ export function createLookup(deps: LookupDeps): Lookup {
       currency: place?.currency ?? EMPTY_CURRENCY,
       connection,
       userAgent: parseUserAgent(options.userAgent),
-      security: securityOf(signals),
+      security: lastSecurity!,
     };
     if (options.selection?.risk) result.risk = risk.explain(ip, connection.asn_number);
     return result;
