@@ -13,7 +13,9 @@ import type { Json } from "../types.ts";
 import type { StreamFormat } from "../format/stream.ts";
 import { defineCommand } from "./command.ts";
 import { lookupStream } from "./lookup_stream.ts";
-import { createServices } from "../server/services.ts";
+import { createServices, type SharedParts } from "../server/services.ts";
+import { createEnrichment } from "../enrich/warm.ts";
+import { createUserAgentParser } from "../ua/parse.ts";
 
 const LOOKUP_FLAGS = {
   ua: {
@@ -75,7 +77,7 @@ async function runLookup(
     if (ips.length > 1) {
       throw new UsageError("Give addresses as arguments or - for standard input, not both");
     }
-    const { lookup } = await createServices(streamConfig(config));
+    const { lookup } = await createServices(streamConfig(config), lazyParts());
     return await lookupStream(lookup, {
       format: format === "json" ? "ndjson" : format,
       selection,
@@ -86,7 +88,7 @@ async function runLookup(
   if (ips.length === 0) {
     throw new UsageError(`Missing argument\nUsage: ipintel lookup ${lookupCommand.usage}`);
   }
-  const { lookup } = await createServices(config);
+  const { lookup } = await createServices(config, lazyParts());
   const answers: Json[] = [];
   let failed = 0;
   for (const ip of ips) {
@@ -132,6 +134,15 @@ function streamConfig(config: Config): Config {
   return config.cacheSize === DEFAULT_RECORD_CACHE_SIZE
     ? { ...config, cacheSize: STREAM_CACHE_SIZE }
     : config;
+}
+
+/**
+ * The enrichment caches filled as countries and zones are met, not all at
+ * start as a server fills them: a command meets few (one lookup, one country),
+ * and a stream pays for each country once, in the stream.
+ */
+function lazyParts(): SharedParts {
+  return { enrichment: createEnrichment({ warm: false }), parseUserAgent: createUserAgentParser() };
 }
 
 /** Unlike the API, which falls back to JSON, the CLI refuses an unknown format. */
