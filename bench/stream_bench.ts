@@ -1,7 +1,8 @@
 /**
  * Streamed bulk against what users would otherwise run, on the same 1,000,000
  * addresses: `ipintel lookup -` (the full answer, NDJSON) and a streamed
- * `POST /bulk?format=ndjson` (curl as the client) against a small Python
+ * `POST /bulk?format=ndjson` (curl as the client, and Python's urllib, which
+ * sends the whole body before it reads the answer) against a small Python
  * script over MaxMind's reader with its libmaxminddb C extension (Debian
  * python3-maxminddb: City + ASN lookups, one JSON line each, reading standard
  * input), and against `mmdblookup` (one process per lookup, so timed on a
@@ -203,14 +204,39 @@ function memoryOf(before: number, samples: [number, number][], ms: number): Memo
 }
 
 /**
- * The streamed HTTP answer through curl; samples the server's memory meanwhile.
- * The CPU rate counts the server's CPU time only (curl's is reported apart).
+ * A client that sends its whole body before it reads the answer, as Python's
+ * urllib does (and requests, and most simple clients): the answer to stdout.
+ */
+const PYTHON_CLIENT = `
+import sys, urllib.request
+request = urllib.request.Request(sys.argv[1], data=open(sys.argv[2], "rb"), method="POST",
+    headers={"Content-Type": "text/plain", "Content-Length": sys.argv[3]})
+with urllib.request.urlopen(request, timeout=120) as response:
+    while True:
+        chunk = response.read(1 << 20)
+        if not chunk:
+            break
+        sys.stdout.buffer.write(chunk)
+`;
+
+/** An HTTP client: the command and its arguments for a URL and the input file. */
+type Client = (url: string, input: string) => [string, string[]];
+
+const curl: Client = (url, input) => [
+  "curl",
+  ["-sS", "--fail", "-H", "content-type: text/plain", "--data-binary", `@${input}`, url],
+];
+
+/**
+ * The streamed HTTP answer through `client`; samples the server's memory meanwhile.
+ * The CPU rate counts the server's CPU time only (the client's is reported apart).
  */
 async function http(
   port: number,
   pid: number,
   input: string,
   warmUp: string,
+  client: Client,
 ): Promise<Rate & { curlCpu: number; rss: Memory; idle: number }> {
   // An idle server gives heap back; a short stream first takes it to its working size again.
   const idle = rssMb(pid);
@@ -226,15 +252,8 @@ async function http(
   const samples: [number, number][] = [];
   const sampler = setInterval(() => samples.push([performance.now() - started, rssMb(pid)]), 100);
   try {
-    const result = await timed("curl", [
-      "-sS",
-      "--fail",
-      "-H",
-      "content-type: text/plain",
-      "--data-binary",
-      `@${input}`,
-      `http://127.0.0.1:${port}/bulk?format=ndjson`,
-    ], "/dev/null");
+    const [command, args] = client(`http://127.0.0.1:${port}/bulk?format=ndjson`, input);
+    const result = await timed(command, args, "/dev/null");
     return {
       wall: result.wall,
       cpu: LINES / (cpuSecondsOf(pid) - cpuBefore),
@@ -265,8 +284,19 @@ async function main(): Promise<void> {
     const text = await Deno.readTextFile(input);
     await Deno.writeTextFile(warmUp, text.slice(0, text.indexOf("\n", text.length / 10) + 1));
     const sample = pool.slice(0, MMDBLOOKUP_SAMPLE);
+    const clientScript = `${dir}/client.py`;
+    await Deno.writeTextFile(clientScript, PYTHON_CLIENT);
+    const size = String((await Deno.stat(input)).size);
+    const urllib: Client = (url, file) => [python, [clientScript, url, file, size]];
     const server = await startServer(dir, ["--workers", "1"]);
-    const rows: { python: Rate; cli: Rate; http: Rate; mmdb: number; curlCpu: number }[] = [];
+    const rows: {
+      python: Rate;
+      cli: Rate;
+      http: Rate;
+      urllib: Rate;
+      mmdb: number;
+      curlCpu: number;
+    }[] = [];
     const memory: (Memory & { idle: number })[] = [];
     try {
       const { cores } = await machineLoad(async () => {
@@ -275,17 +305,28 @@ async function main(): Promise<void> {
           const cli = await timed(Deno.execPath(), ["run", "-A", "main.ts", "lookup", "-"], input, {
             IPINTEL_DATA_DIR: DATA_DIR,
           });
-          const web = await http(server.port, server.child.pid, input, warmUp);
+          const web = await http(server.port, server.child.pid, input, warmUp, curl);
+          const uploadFirst = await http(server.port, server.child.pid, input, warmUp, urllib);
           const mmdb = await mmdblookup(sample, cityDb, asnDb);
-          rows.push({ python: py, cli, http: web, mmdb, curlCpu: web.curlCpu });
-          memory.push({ ...web.rss, idle: web.idle });
+          rows.push({
+            python: py,
+            cli,
+            http: web,
+            urllib: uploadFirst,
+            mmdb,
+            curlCpu: web.curlCpu,
+          });
+          memory.push({ ...web.rss, idle: web.idle }, {
+            ...uploadFirst.rss,
+            idle: uploadFirst.idle,
+          });
           const show = (r: Rate) => `${r.wall.toFixed(0)}/s (CPU ${r.cpu.toFixed(0)}/s)`;
           console.error(
-            `round ${round + 1}: python ${show(py)}, cli ${show(cli)}, http ${
+            `round ${round + 1}: python ${show(py)}, cli ${show(cli)}, http (curl) ${
               show(web)
-            }, mmdblookup ${mmdb.toFixed(0)}/s, server RSS ${web.rss.before.toFixed(0)} → max ${
-              web.rss.max.toFixed(0)
-            } MB`,
+            }, http (urllib, upload first) ${show(uploadFirst)}, mmdblookup ${
+              mmdb.toFixed(0)
+            }/s, server RSS ${web.rss.before.toFixed(0)} → max ${web.rss.max.toFixed(0)} MB`,
           );
         }
       });
@@ -310,7 +351,16 @@ async function main(): Promise<void> {
       console.log("| --- | ---: | ---: | ---: | ---: | ---: |");
       line("Python maxminddb (C extension), City + ASN, JSON lines", (r) => r.python, "");
       line("ipintel lookup - (full answer, NDJSON; start-up included)", (r) => r.cli, "≥ 4");
-      line("ipintel POST /bulk?format=ndjson, 1 worker (CPU: the server's)", (r) => r.http, "≥ 2");
+      line(
+        "ipintel POST /bulk?format=ndjson read by curl, 1 worker (CPU: the server's)",
+        (r) => r.http,
+        "≥ 2",
+      );
+      line(
+        "ipintel POST /bulk?format=ndjson read by Python urllib (upload first), 1 worker (CPU: the server's)",
+        (r) => r.urllib,
+        "≥ 2",
+      );
       console.log(
         `| mmdblookup, City + ASN (2 processes per address, ${MMDBLOOKUP_SAMPLE}-address sample) | ${
           col((r) => r.mmdb).toFixed(0)
@@ -329,7 +379,7 @@ async function main(): Promise<void> {
           ).join("; ")
         }. Largest rise during a measured stream: ${
           growth.toFixed(1)
-        } MB (goal: flat within 50). The first warm-up fills the record caches (IPINTEL_CACHE_SIZE) and V8's heap to their working size.`,
+        } MB (goal: flat within 50; curl's and urllib's streams alternate). The first warm-up fills the record caches (IPINTEL_CACHE_SIZE) and V8's heap to their working size.`,
       );
     } finally {
       await server.stop();
