@@ -81,6 +81,8 @@ export interface DataSet {
   readonly risk: RiskSource;
   /** The operator's geofeeds (`location` lists): answered ahead of the City database. */
   readonly location?: FeedMembership | null;
+  /** Each installed list kind's compiled trees and AS-number lists, as they are (the ASN view). */
+  readonly feeds?: Readonly<Partial<Record<FeedKind, FeedContent>>>;
   readonly manifest: Manifest;
   readonly installed: readonly InstalledSource[];
   readonly absent: readonly AbsentSource[];
@@ -92,6 +94,13 @@ export interface DataSet {
   readonly incomplete: string | null;
   /** The files as read and verified, in shared memory: only when opened with `share`. */
   readonly files?: VerifiedFiles;
+}
+
+/** One list kind's compiled content: for questions about whole networks, not one address. */
+export interface FeedContent {
+  readonly trees: readonly MmdbDatabase<FeedRecord>[];
+  /** AS-number lists: AS number → the lists naming it. */
+  readonly asns: ReadonlyMap<number, readonly string[]>;
 }
 
 /**
@@ -214,7 +223,7 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
     throw new DataUnavailableError(`No usable City or ASN database in ${dataDir}/manifest.json`);
   }
 
-  const feeds = {} as Record<FeedKind, FeedMembership | null>;
+  const feeds = {} as Record<FeedKind, (FeedMembership & { content: FeedContent }) | null>;
   for (const kind of FEED_KINDS) {
     const entries = manifest.sources.filter((e) => e.kind === kind);
     try {
@@ -280,6 +289,9 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
     anonymousIp,
     risk,
     location: feeds.location,
+    feeds: Object.fromEntries(
+      FEED_KINDS.flatMap((kind) => feeds[kind] ? [[kind, feeds[kind].content]] : []),
+    ),
     manifest,
     installed,
     absent,
@@ -310,7 +322,7 @@ async function openFeed(
   read: (entry: ManifestEntry) => Promise<Uint8Array>,
   open: (entry: ManifestEntry, bytes: Uint8Array) => MmdbDatabase<FeedRecord>,
   installed: InstalledSource[],
-): Promise<FeedMembership> {
+): Promise<FeedMembership & { content: FeedContent }> {
   const trees: MmdbDatabase<FeedRecord>[] = [];
   // Membership walks the tree only: a record (every list and entry) is decoded for `risk`.
   const walks: TreeWalk[] = [];
@@ -336,6 +348,7 @@ async function openFeed(
     installed.push(describe(entry, null, entry.count ?? null));
   }
   return {
+    content: { trees, asns },
     has(ip, asn) {
       for (const walk of walks) if (walk(ip.bytes) !== 0) return true;
       return asn !== null && asns.has(asn);
