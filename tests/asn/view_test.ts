@@ -61,7 +61,9 @@ Deno.test("the ASN view answers 404 for an AS the data lacks, and for private on
     status: 404,
     message: "No data for AS64512: it is a private-use AS number (RFC 6996)",
   });
-  for (const raw of ["4200000000", "4294967294", "0", "23456"]) assert.equal(failure(raw).status, 404);
+  for (const raw of ["4200000000", "4294967294", "0", "23456"]) {
+    assert.equal(failure(raw).status, 404);
+  }
 });
 
 Deno.test("the ASN view filters with get, keeping asn first", () => {
@@ -73,7 +75,10 @@ Deno.test("the ASN view filters with get, keeping asn first", () => {
     success: true,
     data: { asn: 200, ipv4: ["10.0.2.0/24"] },
   });
-  assert.throws(() => parseAsnSelection("city"), /Unknown field "city" in get: valid names are asn/);
+  assert.throws(
+    () => parseAsnSelection("city"),
+    /Unknown field "city" in get: valid names are asn/,
+  );
 });
 
 Deno.test("the ASN view's CSV is one row per prefix", () => {
