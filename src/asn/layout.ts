@@ -18,7 +18,11 @@ const cidrs = (family: string) =>
 
 export const ASN_LAYOUT = {
   asn: { leaf: "integer", nullable: false, description: "The AS number" },
-  name: { leaf: "string", nullable: true, description: "The organisation, as the ASN source names it" },
+  name: {
+    leaf: "string",
+    nullable: true,
+    description: "The organisation, as the ASN source names it",
+  },
   country: {
     leaf: "string",
     nullable: true,
@@ -40,7 +44,11 @@ export const ASN_LAYOUT = {
     description:
       "Each installed security list naming part of the AS (none: empty), by kind then name, with how much of the AS it names",
     items: {
-      source: { leaf: "string", nullable: false, description: "The list's name in the sources file" },
+      source: {
+        leaf: "string",
+        nullable: false,
+        description: "The list's name in the sources file",
+      },
       kind: {
         leaf: "string",
         nullable: false,

@@ -25,7 +25,12 @@ export interface AsnData {
   name: string | null;
   country: string | null;
   prefixes: { ipv4: string[]; ipv6: string[] };
-  counts: { ipv4Prefixes: number; ipv6Prefixes: number; ipv4Addresses: number; ipv6Slash64s: number };
+  counts: {
+    ipv4Prefixes: number;
+    ipv6Prefixes: number;
+    ipv4Addresses: number;
+    ipv6Slash64s: number;
+  };
   lists: ListShare[];
 }
 

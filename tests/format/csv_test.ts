@@ -9,10 +9,10 @@ import { asJson, HOSTILE, resultWith, sampleFailed, sampleResult } from "./_samp
 import { HAS_PYTHON, pythonCsv } from "./_tools.ts";
 
 /** Dotted leaf paths of the layout, in order: the columns of a full result. */
-// The columns of a full result (the opt-in risk group is not part of it).
-const LEAF_COLUMNS = FIELDS.filter((f) => !f.isObject && f.segments[0] !== "risk").map((f) =>
-  f.path
-);
+// The columns of a full result (the opt-in risk and network are not part of it).
+const LEAF_COLUMNS = FIELDS.filter((f) =>
+  !f.isObject && f.segments[0] !== "risk" && f.segments[0] !== "network"
+).map((f) => f.path);
 
 /**
  * OWASP's rule, written out independently: text beginning with = + - @ tab or CR gets a
