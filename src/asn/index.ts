@@ -6,7 +6,7 @@
 
 import { openMmdb } from "../mmdb/reader.ts";
 import type { AsnRecord } from "../mmdb/records.ts";
-import { blockBytes, collapse } from "./blocks.ts";
+import { collapse } from "./blocks.ts";
 import { type Block, createTreeNetworks } from "./tree_networks.ts";
 
 /** What the index knows of one AS. */
@@ -25,23 +25,6 @@ export interface AsnIndex {
   /** How many AS numbers the database holds networks for. */
   readonly size: number;
 }
-
-/** A typed array that grows by doubling, for a walk of unknown length. */
-class Growing<T extends Uint32Array | Uint8Array> {
-  length = 0;
-  constructor(public array: T, private readonly make: (n: number) => T) {}
-  push(value: number): void {
-    if (this.length === this.array.length) {
-      const bigger = this.make(this.array.length * 2);
-      bigger.set(this.array);
-      this.array = bigger;
-    }
-    this.array[this.length++] = value;
-  }
-}
-
-const u32 = (n: number) => new Uint32Array(n);
-const u8 = (n: number) => new Uint8Array(n);
 
 /** One family's networks, grouped by AS: those of AS rank r are at [offsets[r], offsets[r+1]). */
 interface FamilyTable {
@@ -77,10 +60,16 @@ function readTables(bytes: Uint8Array, label: string): Tables {
   const slotOfAsn = new Map<number, number>();
   const asns: number[] = [];
   const names: (string | null)[] = [];
-  const slotOf = (family: 4 | 6, words: Uint32Array, length: number, record: number): number => {
+  /** Networks per slot and family. */
+  const counts = { 4: [] as number[], 6: [] as number[] };
+  // One address buffer per family, reused: the reader keeps none of it.
+  const address = { 4: new Uint8Array(4), 6: new Uint8Array(16) };
+  const slotOf = (family: 4 | 6, words: Uint32Array, record: number): number => {
     let slot = slotOfRecord.get(record);
     if (slot === undefined) {
-      const found = db.getBytes(blockBytes({ family, words, length }));
+      const bytes = address[family];
+      for (let i = 0; i < bytes.length; i++) bytes[i] = words[i >>> 2]! >>> (24 - 8 * (i & 3));
+      const found = db.getBytes(bytes);
       const asn = found?.autonomous_system_number;
       const name = found?.autonomous_system_organization || null;
       if (typeof asn !== "number") {
@@ -91,6 +80,8 @@ function readTables(bytes: Uint8Array, label: string): Tables {
           slotOfAsn.set(asn, slot = asns.length);
           asns.push(asn);
           names.push(name);
+          counts[4].push(0); // kept packed: one entry per slot from the start
+          counts[6].push(0);
         } else if (names[slot] === null) names[slot] = name;
       }
       slotOfRecord.set(record, slot);
@@ -98,22 +89,14 @@ function readTables(bytes: Uint8Array, label: string): Tables {
     return slot;
   };
 
-  const collect = (family: 4 | 6) => {
-    const wordsPer = family === 4 ? 1 : 4;
-    const words = new Growing(u32(1 << 16), u32);
-    const lengths = new Growing(u8(1 << 14), u8);
-    const slots = new Growing(u32(1 << 14), u32);
-    networks.all(family, (w, length, record) => {
-      const slot = slotOf(family, w, length, record);
-      if (slot < 0) return;
-      for (let i = 0; i < wordsPer; i++) words.push(w[i]!);
-      lengths.push(length);
-      slots.push(slot);
+  // Two walks, so every array is made once at its final size (no growing, no copies: the
+  // peak memory of a build is the index itself). First: each record's AS, each AS's count.
+  for (const family of [4, 6] as const) {
+    networks.all(family, (words, _length, record) => {
+      const slot = slotOf(family, words, record);
+      if (slot >= 0) counts[family][slot]!++;
     });
-    return { wordsPer, words: words.array, lengths: lengths.array, slots, count: lengths.length };
-  };
-  const v4 = collect(4);
-  const v6 = collect(6);
+  }
 
   // Ranks: slots sorted by AS number, so a lookup is a binary search.
   const order = asns.map((_, slot) => slot).sort((a, b) => asns[a]! - asns[b]!);
@@ -122,22 +105,25 @@ function readTables(bytes: Uint8Array, label: string): Tables {
   const sortedAsns = Uint32Array.from(order, (slot) => asns[slot]!);
   const sortedNames = order.map((slot) => names[slot]!);
 
-  /** Counting sort by rank; stable, so each AS's networks stay in address order. */
-  const group = (c: ReturnType<typeof collect>): FamilyTable => {
+  /** Second walk: each network straight to its place, grouped by rank, in address order. */
+  const place = (family: 4 | 6): FamilyTable => {
+    const wordsPer = family === 4 ? 1 : 4;
     const offsets = new Uint32Array(asns.length + 1);
-    for (let i = 0; i < c.count; i++) offsets[rankOfSlot[c.slots.array[i]!]! + 1]!++;
-    for (let r = 0; r < asns.length; r++) offsets[r + 1]! += offsets[r]!;
+    order.forEach((slot, rank) => offsets[rank + 1] = offsets[rank]! + counts[family][slot]!);
+    const total = offsets[asns.length]!;
     const next = offsets.slice(0, asns.length);
-    const words = new Uint32Array(c.count * c.wordsPer);
-    const lengths = new Uint8Array(c.count);
-    for (let i = 0; i < c.count; i++) {
-      const at = next[rankOfSlot[c.slots.array[i]!]!]!++;
-      lengths[at] = c.lengths[i]!;
-      words.set(c.words.subarray(i * c.wordsPer, (i + 1) * c.wordsPer), at * c.wordsPer);
-    }
-    return { words, lengths, offsets, wordsPer: c.wordsPer };
+    const words = new Uint32Array(total * wordsPer);
+    const lengths = new Uint8Array(total);
+    networks.all(family, (w, length, record) => {
+      const slot = slotOfRecord.get(record)!;
+      if (slot < 0) return;
+      const at = next[rankOfSlot[slot]!]!++;
+      lengths[at] = length;
+      for (let i = 0; i < wordsPer; i++) words[at * wordsPer + i] = w[i]!;
+    });
+    return { words, lengths, offsets, wordsPer };
   };
-  return { asns: sortedAsns, names: sortedNames, v4: group(v4), v6: group(v6) };
+  return { asns: sortedAsns, names: sortedNames, v4: place(4), v6: place(6) };
 }
 
 function indexOver(tables: Tables): AsnIndex {
