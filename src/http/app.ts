@@ -17,8 +17,10 @@ import { splitBulkList } from "../bulk/items.ts";
 import { lookupItem } from "../bulk/stream.ts";
 import { COMPAT_ROUTES } from "../compat/routes.ts";
 import type { Config } from "../config.ts";
+import { parseAsnSelection } from "../asn/layout.ts";
+import { createAsnView } from "../asn/view.ts";
 import { AppError, BadRequestError, DataUnavailableError } from "../errors.ts";
-import { renderError, renderLookup } from "../format/mod.ts";
+import { parseFormat, renderError, renderLookup } from "../format/mod.ts";
 import { METRICS_CONTENT_TYPE } from "../format/render.ts";
 import { streamFormat } from "../format/stream.ts";
 import type { DataSet } from "../sources/data_set.ts";
@@ -156,7 +158,13 @@ export function createApp(deps: AppDeps): App {
 }
 
 /** The native API's routes that identify their caller by key (a 401 before anything else). */
-const KEYED_ROUTES: ReadonlySet<string> = new Set(["/ip/{ip}", "/me", "/bulk/{ip_list}", "/bulk"]);
+const KEYED_ROUTES: ReadonlySet<string> = new Set([
+  "/ip/{ip}",
+  "/me",
+  "/bulk/{ip_list}",
+  "/bulk",
+  "/asn/{n}",
+]);
 
 interface HandlerDeps {
   deps: AppDeps;
@@ -172,6 +180,8 @@ function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: Handler<AppEnv> } {
   const { deps, admission, client, current, site } = h;
   const readyBodies = new WeakMap<DataSet, string>();
   const openApiBody = JSON.stringify(OPENAPI_DOCUMENT);
+  // The ASN index of each data set, built on its first /asn question (src/asn/view.ts).
+  const asnView = createAsnView();
 
   /**
    * A lookup: the addresses (null: the caller's own), the parameters (400),
@@ -224,6 +234,15 @@ function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: Handler<AppEnv> } {
       const input = bodyFormat(c.req.raw.headers);
       const streamDeps = h.streamDeps(c, c.get("caller"));
       return streamBodyAnswer(c, bodyStream(c), input, { ...p, format }, streamDeps);
+    },
+    // An AS: parameters (400), one unit charged (429), then the answer (400/404 for the number).
+    "/asn/{n}": async (c) => {
+      const format = parseFormat(c.req.query("format"));
+      const selection = parseAsnSelection(c.req.query("get"));
+      const refusal = await admission.charge(c, c.get("caller"), 1);
+      if (refusal) throw refusal;
+      const answer = asnView.answer(c.req.param("n") ?? "", current().data, selection, format);
+      return c.body(answer.body, 200, FORMAT_HEADERS[format]);
     },
     // The lookup page for a browser, /me for everyone else (as ifconfig.co does).
     "/": async (c) => {
