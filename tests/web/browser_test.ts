@@ -262,6 +262,43 @@ Deno.test({
 });
 
 Deno.test({
+  name:
+    "the answer's AS number opens the AS view: its name, size, lists and prefixes from /asn/{n}",
+  ...options,
+  fn: () =>
+    withServer({}, async (server, page) => {
+      const problems = watchProblems(page);
+      await page.goto(`${server.origin}/?ip=8.8.8.8`, { waitUntil: "networkidle0" });
+      await textWhen(page, "#d-asn", /^AS15169$/);
+      assert.ok(await page.$eval("#as-section", (e) => (e as HTMLElement).hidden));
+      // Keyboard: the link takes focus, Enter opens the view.
+      await page.focus("#d-asn a");
+      await page.keyboard.press("Enter");
+      assert.equal(await textWhen(page, "#as-status", /Showing/), "Showing AS15169");
+      const expected = (await (await fetch(`${server.origin}/asn/15169`)).json()).data;
+      assert.equal(await page.$eval("#as-h", (e) => e.textContent), "AS15169");
+      assert.equal(
+        await page.$eval(":focus", (e) => e.id),
+        "as-h",
+        "focus moves to the view",
+      );
+      assert.match(await page.$eval("#d-as-name", (e) => e.textContent!), /Google/);
+      assert.equal(
+        await page.$eval("#d-as-ipv4", (e) => e.textContent),
+        `${expected.counts.ipv4Prefixes.toLocaleString("en-US")} prefixes, ${
+          expected.counts.ipv4Addresses.toLocaleString("en-US")
+        } addresses`,
+      );
+      // The default data has no lists.
+      assert.equal(await page.$eval("#d-as-lists", (e) => e.textContent), "On no list installed");
+      const prefixes = await page.$$eval("#as-prefixes li", (li) => li.map((e) => e.textContent));
+      assert.deepEqual(prefixes, [...expected.prefixes.ipv4, ...expected.prefixes.ipv6]);
+      assert.ok(prefixes.includes("8.8.8.0/24"));
+      assert.deepEqual(problems, []);
+    }),
+});
+
+Deno.test({
   name: "the page is readable at 360 px wide, and nothing moves when the answer arrives",
   ...options,
   fn: () =>

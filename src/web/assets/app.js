@@ -325,11 +325,12 @@ function showAsLink(asn) {
   const link = document.createElement("a");
   link.href = `/asn/${asn}`;
   link.textContent = `AS${asn}`;
+  link.title = "Its prefixes, size and the lists naming it";
   link.addEventListener("click", (event) => {
     event.preventDefault();
     showAs(asn);
   });
-  byId("d-asn").replaceChildren(link, " (its prefixes and lists)");
+  byId("d-asn").replaceChildren(link);
 }
 
 /** Prefixes listed on the page at most; the API answers them all (CSV: one a row). */
