@@ -11,7 +11,7 @@ import { BadRequestError, capInput } from "../errors.ts";
 import { isStreamedBody } from "./streamed.ts";
 import { checkRequest, rejectionResponse, unsupportedMethod } from "./request_target.ts";
 
-/** What the handler receives as its second argument (the pipeline's `ServeEnv`). */
+/** What the handler receives as its second argument (the app's `ServeEnv`, src/http/env.ts). */
 export interface NodeServeEnv {
   remoteAddr: Deno.NetAddr;
   /** The body of a GET or HEAD request, which a Fetch Request cannot hold. */
