@@ -18,6 +18,7 @@ import { createApp } from "../src/http/app.ts";
 import { openDataSet } from "../src/sources/data_set.ts";
 import type { DataSet } from "../src/sources/data_set.ts";
 import { DEFAULT_DATA_DIR, defaultDataFile, fixtureLookup, peer } from "./_helpers.ts";
+import { ignoredName } from "./_skip.ts";
 
 const ROOT = new URL("../", import.meta.url);
 const FILES = ["README.md", "docs/api.md", "docs/compatible-apis.md"];
