@@ -15,6 +15,7 @@ import {
   FEED_KINDS,
   type FeedKind,
   installContent,
+  type LocalFileState,
   type Manifest,
   type ManifestEntry,
   readManifest,
@@ -22,7 +23,7 @@ import {
   writeManifest,
 } from "../sources/manifest.ts";
 import { redactUrls } from "../sources/redact_url.ts";
-import { isFeedKind, npmTarget, type SourceSpec } from "../sources/sources_file.ts";
+import { isFeedKind, isFileUrl, npmTarget, type SourceSpec } from "../sources/sources_file.ts";
 import { VERIFIER_VERSION, verifyMmdb } from "../sources/verify_mmdb.ts";
 import { buildLocked } from "./build.ts";
 import { checkAborted, yieldTo } from "./limits.ts";
@@ -105,7 +106,18 @@ async function updateLocked(options: UpdateOptions): Promise<SourceOutcome[]> {
       const fetched = await fetchSource(spec, previous, ctx);
       delete failures[spec.name];
       if (fetched.status === "not-modified") {
-        report({ name: spec.name, status: "unchanged", detail: "not modified (HTTP 304)" });
+        if (fetched.local && previous?.download) {
+          // Touched, same bytes: remember its new time so the next run need not read it.
+          manifest.sources[at] = {
+            ...previous,
+            download: { ...previous.download, local: fetched.local },
+          };
+        }
+        report({
+          name: spec.name,
+          status: "unchanged",
+          detail: isFileUrl(spec.url) ? "unchanged on disk" : "not modified (HTTP 304)",
+        });
         continue;
       }
       let entry: ManifestEntry;
@@ -296,10 +308,12 @@ function base(spec: SourceSpec, now: () => Date) {
   return { name: spec.name, ...entrySettings(spec), built: now().toISOString() };
 }
 
-function httpState(f: { etag?: string; lastModified?: string }) {
+/** How the source was got, for the next update's "only if changed". */
+function httpState(f: { etag?: string; lastModified?: string; local?: LocalFileState }) {
   return {
     ...(f.etag ? { etag: f.etag } : {}),
     ...(f.lastModified ? { lastModified: f.lastModified } : {}),
+    ...(f.local ? { local: f.local } : {}),
   };
 }
 
