@@ -268,7 +268,7 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
       name: s.name,
       kind: s.kind,
       reason: redactUrls(manifest.failures?.[s.name]?.reason ?? "") ||
-        'Not downloaded yet: run "deno task ipintel data update"',
+        'Not installed yet: the server\'s scheduled update fetches it, or "deno task ipintel data update"',
     }));
   const missing = absent.filter((s) => (DATABASE_KINDS as readonly string[]).includes(s.kind));
   return {

@@ -24,6 +24,8 @@ export interface FetchContext {
   /** MaxMind account id and licence key, sent (basic auth) only to maxmind.com. */
   maxmind?: { accountId: string; licenseKey: string } | null;
   signal?: AbortSignal;
+  /** Hosts found unreachable in this update (see DownloadOptions.unreachable). */
+  unreachable?: Map<string, string>;
 }
 
 /** How the source was got: an HTTP validator pair, or a local file's size, time and hash. */
@@ -138,7 +140,7 @@ async function fetchRemote(
     attempts: ctx.attempts,
     backoffMs: ctx.backoffMs,
     signal: ctx.signal,
-    tempPath: `${ctx.dataDir}/.download-${spec.name}-${Deno.pid}`,
+    unreachable: ctx.unreachable,
     headers: authHeaders(spec, ctx),
     ...(previous
       ? { etag: previous.download?.etag, lastModified: previous.download?.lastModified }
@@ -146,15 +148,9 @@ async function fetchRemote(
   };
   const result = await download(spec.url, options);
   if (result.status === "not-modified") return result;
-  let bytes: Uint8Array;
-  try {
-    bytes = await Deno.readFile(result.path);
-  } finally {
-    await Deno.remove(result.path).catch(() => {});
-  }
   return {
     status: "ok",
-    bytes,
+    bytes: result.bytes,
     origin: {
       ...(result.etag ? { etag: result.etag } : {}),
       ...(result.lastModified ? { lastModified: result.lastModified } : {}),
