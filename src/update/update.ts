@@ -214,20 +214,34 @@ async function install(
   }
 
   // Sources no longer in the sources file leave the manifest (a database of an older
-  // manifest without names stands for the configured source of its kind).
+  // manifest without names stands for the configured source of its kind), except a
+  // working database whose replacement is not installed (it failed): it stays until it is.
   const configured = new Set(options.sources.map((s) => s.name));
   const configuredKinds = new Set(options.sources.map((s) => s.kind));
-  manifest.sources = manifest.sources.filter((e) => {
-    const keep = e.name === undefined && !isFeedKind(e.kind)
+  const isConfigured = (e: ManifestEntry) =>
+    e.name === undefined && !isFeedKind(e.kind)
       ? configuredKinds.has(e.kind)
       : configured.has(entryName(e));
-    if (!keep) {
-      progress(`${entryName(e)}: removed (no longer in the sources file)`);
-      if (isFeedKind(e.kind)) dirty.add(e.kind);
+  const standIns: { entry: ManifestEntry; why: string }[] = [];
+  manifest.sources = manifest.sources.filter((e) => {
+    if (isConfigured(e)) return true;
+    const why = keepReason(e, manifest, isConfigured, options.sources);
+    if (why) {
+      standIns.push({ entry: e, why });
+      return true;
     }
-    return keep;
+    progress(`${entryName(e)}: removed (no longer in the sources file)`);
+    if (isFeedKind(e.kind)) dirty.add(e.kind);
+    return false;
   });
   for (const name of Object.keys(failures)) if (!configured.has(name)) delete failures[name];
+  for (const { entry, why } of standIns) {
+    const replacement = options.sources.find((s) => s.kind === entry.kind);
+    const failure = replacement ? failures[replacement.name] : undefined;
+    const reason = `kept: ${why}${failure ? ` (${failure.reason})` : ""}`;
+    failures[entryName(entry)] = { reason, at: now().toISOString() };
+    progress(`${entryName(entry)}: ${reason}`);
+  }
 
   for (const kind of FEED_KINDS) {
     if (!dirty.has(kind)) continue;
@@ -242,6 +256,32 @@ async function install(
   if (Object.keys(failures).length === 0) delete manifest.failures;
   checkAborted(options.signal, "The update");
   return outcomes;
+}
+
+/**
+ * Why a database no longer in the sources file stays installed, or null when
+ * it goes: its kind's configured source is not installed (its download or
+ * checks failed), or it is the last City or ASN database (a set needs one to
+ * answer at all).
+ */
+function keepReason(
+  entry: ManifestEntry,
+  manifest: Manifest,
+  isConfigured: (e: ManifestEntry) => boolean,
+  sources: readonly SourceSpec[],
+): string | null {
+  if (isFeedKind(entry.kind)) return null;
+  const replacement = sources.find((s) => s.kind === entry.kind);
+  const replaced = manifest.sources.some((e) => e.kind === entry.kind && isConfigured(e));
+  if (replacement && !replaced) {
+    return `${replacement.name} is to replace it and is not installed`;
+  }
+  const answers = (e: ManifestEntry) => e.kind === "city" || e.kind === "asn";
+  const left = manifest.sources.some((e) => answers(e) && isConfigured(e));
+  if (!replacement && answers(entry) && !left) {
+    return "the sources file names no City or ASN database, and lookups need one";
+  }
+  return null;
 }
 
 /** An npm source: newest version when unpinned (integrity from the registry), built if changed. */
