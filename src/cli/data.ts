@@ -17,7 +17,15 @@ export const dataCommand = defineCommand({
     force: { type: "boolean", description: "Rebuild the default data even when it is up to date" },
   },
   details:
-    "data update downloads, verifies and installs every source of IPINTEL_SOURCES (--sources).",
+    "data update downloads (or reads, for file:// URLs and paths), verifies and installs every source of IPINTEL_SOURCES (--sources).",
+  settings: [
+    "dataDir",
+    "sourcesFile",
+    "registry",
+    "updateTimeout",
+    "maxmindAccountId",
+    "maxmindLicenseKey",
+  ],
   run: ({ config, flags, positionals }) => {
     if (positionals[0] === undefined) return runData(config, { force: flags.force ?? false });
     if (positionals[0] !== "update") {
