@@ -8,6 +8,7 @@ import {
 } from "../../src/server/data_keeper.ts";
 import { dataDirWriteProblem } from "../../src/server/data_dir.ts";
 import type { DataSet } from "../../src/sources/data_set.ts";
+import { runCli } from "../_cli.ts";
 
 /** A data set missing its feeds (a first start on a closed network). */
 const WITHOUT_FEEDS = {
@@ -123,6 +124,30 @@ Deno.test({
         new RegExp(`^the data directory ${dir} is read-only \\(`),
       );
       assert.deepEqual([...Deno.readDirSync(dir)], [], "the probe leaves nothing");
+    } finally {
+      await Deno.chmod(dir, 0o755);
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "data update on a read-only data directory exits 2 naming it (not run as root: root writes whatever the mode)",
+  ignore: Deno.uid() === 0,
+  fn: async () => {
+    const dir = await Deno.makeTempDir({ prefix: "ipintel-readonly-" });
+    try {
+      await Deno.writeTextFile(`${dir}/sources.json`, JSON.stringify({ sources: [] }));
+      await Deno.chmod(dir, 0o555);
+      for (const args of [["data", "update"], ["data"]]) {
+        const { code, stderr } = await runCli(
+          [...args, "--data-dir", dir, "--sources", `${dir}/sources.json`],
+          {},
+        );
+        assert.equal(code, 2, stderr);
+        assert.match(stderr, new RegExp(`the data directory ${dir} is read-only`));
+      }
     } finally {
       await Deno.chmod(dir, 0o755);
       await Deno.remove(dir, { recursive: true });
