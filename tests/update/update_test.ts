@@ -393,6 +393,58 @@ Deno.test("data update: a database source renamed (replaced) leaves the manifest
   });
 });
 
+Deno.test("data update never retires a working database until its replacement is installed", async () => {
+  await withServer(async (server, dataDir) => {
+    server.routes.set("/old.mmdb", { body: cityDb("GeoIP2-City") });
+    const old = { ...feedSource(server, "old-city", "city", "/old.mmdb"), format: "mmdb" as const };
+    await update(dataDir, [old]);
+    const working = entry(await manifestOf(dataDir), "old-city");
+    // Its replacement fails (a missing file): the old one stays, and says why.
+    const other = {
+      ...feedSource(server, "other-city", "city", "/missing.mmdb"),
+      format: "mmdb" as const,
+    };
+    const failed = await update(dataDir, [other]);
+    assert.deepEqual(failed.outcomes.map((o) => o.status), ["failed"]);
+    let manifest = await manifestOf(dataDir);
+    assert.deepEqual(entry(manifest, "old-city"), working, "kept as it was");
+    assert.match(
+      manifest.failures?.["old-city"]?.reason ?? "",
+      /^kept: other-city is to replace it and is not installed \(HTTP 404 \(not found\)/,
+    );
+    assert.ok(
+      failed.progress.some((line) => line.startsWith("old-city: kept: other-city")),
+      failed.progress.join("\n"),
+    );
+    assert.equal((await lookupIn(dataDir))("81.2.69.142").geoLocation.countryCode, "GB");
+    // /status shows an installed source's failure (lastUpdateFailed): the kept one, and why.
+    const data = await openDataSet(dataDir);
+    assert.ok(data.installed.some((s) => s.name === "old-city"));
+    assert.match(data.manifest.failures?.["old-city"]?.reason ?? "", /other-city is to replace/);
+
+    // Once the replacement installs, the old one goes.
+    server.routes.set("/missing.mmdb", { body: cityDb("GeoIP2-City") });
+    await update(dataDir, [other]);
+    manifest = await manifestOf(dataDir);
+    assert.deepEqual(manifest.sources.filter((e) => e.kind === "city").map((e) => e.name), [
+      "other-city",
+    ]);
+    assert.equal(manifest.failures, undefined);
+  });
+});
+
+Deno.test("data update keeps the last City and ASN databases when the sources file names none", async () => {
+  await withServer(async (server, dataDir) => {
+    const sources = serveFixtures(server).slice(0, 1); // a Tor list, and no database
+    // No base ASN source either: the sources file has lists only.
+    await update(dataDir, sources, { sources });
+    const manifest = await manifestOf(dataDir);
+    assert.ok(manifest.sources.some((e) => e.kind === "asn"), "the ASN database stays");
+    assert.match(manifest.failures?.["test-asn"]?.reason ?? "", /names no City or ASN database/);
+    assert.equal((await lookupIn(dataDir))("185.220.101.82").security.isTor, true);
+  });
+});
+
 Deno.test("data update refuses a download past its cap, naming the source and the cap; secrets stay out", async () => {
   await withServer(async (server, dataDir) => {
     server.routes.set("/big.txt", { body: "192.0.2.1\n".repeat(300_000) }); // 3 MB
