@@ -40,7 +40,7 @@ const settle = async () => {
 await settle();
 const before = Deno.memoryUsage();
 let t = performance.now();
-view.answer("15169", data, null, "json");
+await view.answer("15169", data, null, "json");
 const firstMs = performance.now() - t;
 await settle();
 const after = Deno.memoryUsage();
@@ -48,7 +48,7 @@ const after = Deno.memoryUsage();
 const samples: number[] = [];
 for (const asn of ["15169", "13335", "16509", "3320", "7018", "4134"]) {
   t = performance.now();
-  view.answer(asn, data, null, "json");
+  await view.answer(asn, data, null, "json");
   samples.push(performance.now() - t);
 }
 samples.sort((a, b) => a - b);

@@ -48,11 +48,46 @@ interface Tables {
  * reader of its own (the served one's record cache is left alone).
  */
 export function buildAsnIndex(bytes: Uint8Array, label = "ASN database"): AsnIndex {
+  const build = readTables(bytes, label);
+  let step = build.next();
+  while (!step.done) step = build.next();
   // Built apart from the index object, so nothing of the walk stays reachable from it.
-  return indexOver(readTables(bytes, label));
+  return indexOver(step.value);
 }
 
-function readTables(bytes: Uint8Array, label: string): Tables {
+/**
+ * The same build in slices of about `sliceMs`, pausing between them (a
+ * macrotask), so a server goes on answering other requests while it runs.
+ */
+export async function buildAsnIndexInSlices(
+  bytes: Uint8Array,
+  label = "ASN database",
+  sliceMs = 10,
+): Promise<AsnIndex> {
+  const build = readTables(bytes, label);
+  let since = performance.now();
+  let step = build.next();
+  while (!step.done) {
+    if (performance.now() - since >= sliceMs) {
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      since = performance.now();
+    }
+    step = build.next();
+  }
+  return indexOver(step.value);
+}
+
+/** The /8 blocks of a family in address order: the pieces a build walks between pauses. */
+function eighths(family: 4 | 6): Block[] {
+  return Array.from({ length: 256 }, (_, i) => ({
+    family,
+    words: family === 4 ? Uint32Array.of(i << 24) : Uint32Array.of(i << 24, 0, 0, 0),
+    length: 8,
+  }));
+}
+
+/** Reads the tables, yielding after each /8 of each walk (see buildAsnIndexInSlices). */
+function* readTables(bytes: Uint8Array, label: string): Generator<void, Tables> {
   const db = openMmdb<AsnRecord>(bytes, { cacheSize: 16, label });
   const networks = createTreeNetworks(bytes, db.metadata);
   // Record pointer → slot (in first-seen order); a slot per AS number.
@@ -92,10 +127,13 @@ function readTables(bytes: Uint8Array, label: string): Tables {
   // Two walks, so every array is made once at its final size (no growing, no copies: the
   // peak memory of a build is the index itself). First: each record's AS, each AS's count.
   for (const family of [4, 6] as const) {
-    networks.all(family, (words, _length, record) => {
-      const slot = slotOf(family, words, record);
-      if (slot >= 0) counts[family][slot]!++;
-    });
+    for (const block of eighths(family)) {
+      networks.within(block, (words, _length, record) => {
+        const slot = slotOf(family, words, record);
+        if (slot >= 0) counts[family][slot]!++;
+      });
+      yield;
+    }
   }
 
   // Ranks: slots sorted by AS number, so a lookup is a binary search.
@@ -106,7 +144,7 @@ function readTables(bytes: Uint8Array, label: string): Tables {
   const sortedNames = order.map((slot) => names[slot]!);
 
   /** Second walk: each network straight to its place, grouped by rank, in address order. */
-  const place = (family: 4 | 6): FamilyTable => {
+  function* place(family: 4 | 6): Generator<void, FamilyTable> {
     const wordsPer = family === 4 ? 1 : 4;
     const offsets = new Uint32Array(asns.length + 1);
     order.forEach((slot, rank) => offsets[rank + 1] = offsets[rank]! + counts[family][slot]!);
@@ -114,16 +152,21 @@ function readTables(bytes: Uint8Array, label: string): Tables {
     const next = offsets.slice(0, asns.length);
     const words = new Uint32Array(total * wordsPer);
     const lengths = new Uint8Array(total);
-    networks.all(family, (w, length, record) => {
-      const slot = slotOfRecord.get(record)!;
-      if (slot < 0) return;
-      const at = next[rankOfSlot[slot]!]!++;
-      lengths[at] = length;
-      for (let i = 0; i < wordsPer; i++) words[at * wordsPer + i] = w[i]!;
-    });
+    for (const block of eighths(family)) {
+      networks.within(block, (w, length, record) => {
+        const slot = slotOfRecord.get(record)!;
+        if (slot < 0) return;
+        const at = next[rankOfSlot[slot]!]!++;
+        lengths[at] = length;
+        for (let i = 0; i < wordsPer; i++) words[at * wordsPer + i] = w[i]!;
+      });
+      yield;
+    }
     return { words, lengths, offsets, wordsPer };
-  };
-  return { asns: sortedAsns, names: sortedNames, v4: place(4), v6: place(6) };
+  }
+  const v4 = yield* place(4);
+  const v6 = yield* place(6);
+  return { asns: sortedAsns, names: sortedNames, v4, v6 };
 }
 
 function indexOver(tables: Tables): AsnIndex {

@@ -1,7 +1,7 @@
 /**
- * Lists the networks of a MaxMind DB search tree, in address order: what a
- * lookup walks one address at a time, read whole (the ASN index, the list
- * counts of an AS). Over the file's bytes, like src/mmdb/tree.ts.
+ * Lists the networks of a MaxMind DB search tree inside a block, in address
+ * order: what a lookup walks one address at a time, read whole (the ASN
+ * index, the list counts of an AS). Over the file's bytes, like src/mmdb/tree.ts.
  */
 
 import { nodeReader } from "../mmdb/tree.ts";
@@ -30,15 +30,14 @@ export interface Block {
  */
 export type OnNetwork = (words: Uint32Array, length: number, record: number) => void;
 
-/** Walks a tree: every network with data, or those inside one block. */
+/** Walks a tree's networks inside a block. */
 export interface TreeNetworks {
   /**
-   * Every network with data in `family`, in address order. IPv6 leaves out
-   * the IPv4 space (::/96) and the ranges a tree aliases to it (IPv4-mapped,
-   * 6to4, Teredo): they are the IPv4 networks again.
+   * The networks with data inside `block`, in address order; one larger than
+   * it is reported as `block` itself. IPv6 leaves out the IPv4 space (::/96)
+   * and the ranges a tree aliases to it (IPv4-mapped, 6to4, Teredo): they are
+   * the IPv4 networks again.
    */
-  all(family: 4 | 6, onNetwork: OnNetwork): void;
-  /** The networks with data inside `block`; one larger than it is reported as `block` itself. */
   within(block: Block, onNetwork: OnNetwork): void;
 }
 
@@ -75,16 +74,8 @@ export function createTreeNetworks(bytes: Uint8Array, shape: TreeShape): TreeNet
     words[word]! &= ~bit;
   };
 
+  const skip6 = ipv4Root < nodeCount ? ipv4Root : -1;
   return {
-    all(family, onNetwork) {
-      if (family === 4) {
-        v4Words.fill(0);
-        visit(ipv4Root, 0, v4Words, onNetwork, -1);
-      } else if (shape.ipVersion === 6) {
-        v6Words.fill(0);
-        visit(0, 0, v6Words, onNetwork, ipv4Root < nodeCount ? ipv4Root : -1);
-      }
-    },
     within(block, onNetwork) {
       if (block.family === 6 && shape.ipVersion !== 6) return;
       const words = block.family === 4 ? v4Words : v6Words;
@@ -92,12 +83,13 @@ export function createTreeNetworks(bytes: Uint8Array, shape: TreeShape): TreeNet
       let node = block.family === 4 ? ipv4Root : 0;
       for (let d = 0; d < block.length && node < nodeCount; d++) {
         node = child(node, (words[d >>> 5]! >>> (31 - (d & 31))) & 1);
+        if (block.family === 6 && node === skip6) return; // inside the IPv4 space or an alias
       }
       if (node >= nodeCount) {
         if (node > nodeCount) onNetwork(words, block.length, node);
         return;
       }
-      visit(node, block.length, words, onNetwork, block.family === 6 ? ipv4Root : -1);
+      visit(node, block.length, words, onNetwork, block.family === 6 ? skip6 : -1);
     },
   };
 }

@@ -15,7 +15,7 @@ import {
 import type { DataSet } from "../sources/data_set.ts";
 import type { Json, LookupResult } from "../types.ts";
 import { createSlash64Counter, formatBlock, ipv4Size } from "./blocks.ts";
-import { type AsnIndex, buildAsnIndex } from "./index.ts";
+import { type AsnIndex, buildAsnIndexInSlices } from "./index.ts";
 import { type ListShare, listShares } from "./lists.ts";
 import { asnNotFound, parseAsNumber, reservedAsName } from "./number.ts";
 
@@ -35,40 +35,49 @@ export interface AsnData {
 }
 
 export interface AsnView {
-  /** The AS's data, whole; throws BadRequestError (400), not_found (404), DataUnavailableError. */
-  data(raw: string, data: DataSet, selection?: FieldSelection | null): AsnData;
+  /** The AS's data, whole; rejects with BadRequestError (400), not_found (404), DataUnavailableError. */
+  data(raw: string, data: DataSet, selection?: FieldSelection | null): Promise<AsnData>;
   /** The answer of `/asn/{n}`: `data` after `get`, in `format` (CSV: one row per prefix). */
   answer(
     raw: string,
     data: DataSet,
     selection: FieldSelection | null,
     format: OutputFormat,
-  ): Rendered;
+  ): Promise<Rendered>;
 }
 
 /**
  * The ASN view. Its index is built on the first question about a data set
- * (about half a second for the default data) and kept with that set: a reload
- * brings a new set, whose index is built on its first question.
+ * (about a second for the default data, in slices: other requests are
+ * answered meanwhile; questions arriving during the build wait for the same
+ * one) and kept with that set: a reload brings a new set, whose index is
+ * built on its first question.
  */
 export function createAsnView(): AsnView {
-  const indexes = new WeakMap<DataSet, AsnIndex>();
-  const indexOf = (data: DataSet): AsnIndex => {
+  const indexes = new WeakMap<DataSet, Promise<AsnIndex>>();
+  const indexOf = (data: DataSet): Promise<AsnIndex> => {
     let index = indexes.get(data);
     if (!index) {
       const db = data.asn ?? data.isp;
       if (!db) {
         throw new DataUnavailableError("No ASN database is installed: the ASN view needs one");
       }
-      indexes.set(data, index = buildAsnIndex(db.bytes));
+      index = buildAsnIndexInSlices(db.bytes);
+      // A build that failed is not kept: the next question tries again (and says why).
+      index.catch(() => indexes.delete(data));
+      indexes.set(data, index);
     }
     return index;
   };
 
-  const asnData = (raw: string, data: DataSet, selection?: FieldSelection | null): AsnData => {
+  const asnData = async (
+    raw: string,
+    data: DataSet,
+    selection?: FieldSelection | null,
+  ): Promise<AsnData> => {
     const asn = parseAsNumber(raw);
     // Special-purpose numbers are never a public network's, whatever a data file says.
-    const entry = reservedAsName(asn) === null ? indexOf(data).find(asn) : null;
+    const entry = reservedAsName(asn) === null ? (await indexOf(data)).find(asn) : null;
     if (!entry) throw asnNotFound(asn);
     const ipv4Addresses = entry.ipv4.reduce((sum, b) => sum + ipv4Size(b.length), 0);
     const slash64s = createSlash64Counter();
@@ -93,9 +102,9 @@ export function createAsnView(): AsnView {
 
   return {
     data: asnData,
-    answer(raw, data, selection, format) {
+    async answer(raw, data, selection, format) {
       const selected = applySelection(
-        asnData(raw, data, selection) as unknown as LookupResult,
+        await asnData(raw, data, selection) as unknown as LookupResult,
         selection,
       );
       return renderSuccess(format === "csv" ? csvRows(selected) : selected, format);

@@ -52,7 +52,7 @@ async function runAsn(
   }
   const data = await openServedData(config);
   try {
-    const body = createAsnView().answer(raw, data, selection, format).body;
+    const body = (await createAsnView().answer(raw, data, selection, format)).body;
     // JSON prints the data object, as `ipintel lookup` does; XML and CSV the API's document.
     const text = format === "json" ? JSON.stringify(JSON.parse(body).data) : body;
     console.log(text.replace(/\r?\n$/, ""));

@@ -246,7 +246,8 @@ function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: Handler<AppEnv> } {
       const selection = parseAsnSelection(c.req.query("get"));
       const refusal = await admission.charge(c, c.get("caller"), 1);
       if (refusal) throw refusal;
-      const answer = asnView.answer(c.req.param("n") ?? "", current().data, selection, format);
+      const n = c.req.param("n") ?? "";
+      const answer = await asnView.answer(n, current().data, selection, format);
       return c.body(answer.body, 200, FORMAT_HEADERS[format]);
     },
     // The lookup page for a browser, /me for everyone else (as ifconfig.co does).

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { formatBlock } from "../../src/asn/blocks.ts";
-import { buildAsnIndex } from "../../src/asn/index.ts";
+import { buildAsnIndex, buildAsnIndexInSlices } from "../../src/asn/index.ts";
 import { asnDatabase } from "./_fixtures.ts";
 
 const index = buildAsnIndex(asnDatabase());
@@ -34,4 +34,14 @@ Deno.test("buildAsnIndex() leaves out the IPv6 ranges that mirror IPv4 (mapped, 
 
 Deno.test("buildAsnIndex() refuses bytes that are not a MaxMind DB", () => {
   assert.throws(() => buildAsnIndex(new Uint8Array(100)));
+});
+
+Deno.test("buildAsnIndexInSlices() builds the same index, letting timers run between slices", async () => {
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 0);
+  const sliced = await buildAsnIndexInSlices(asnDatabase(), "fixture", 0);
+  clearInterval(timer);
+  assert.ok(ticks > 0, "the event loop ran during the build");
+  assert.equal(sliced.size, index.size);
+  for (const asn of [100, 200, 64512]) assert.deepEqual(sliced.find(asn), index.find(asn));
 });

@@ -31,12 +31,12 @@ Deno.test("the ASN view counts how much of an AS each installed list names", asy
     const data = await openDataSet(dataDir, { configured: sources });
     const view = createAsnView();
 
-    assert.deepEqual(view.data("100", data).lists, [
+    assert.deepEqual((await view.data("100", data)).lists, [
       { source: "exits", kind: "tor", ipv4Addresses: 2, ipv6Slash64s: 0 },
       { source: "blocklist", kind: "threat", ipv4Addresses: 128, ipv6Slash64s: 1 },
     ]);
     // An AS-number list names the whole AS.
-    assert.deepEqual(view.data("200", data).lists, [
+    assert.deepEqual((await view.data("200", data)).lists, [
       { source: "hosters", kind: "hosting", ipv4Addresses: 256, ipv6Slash64s: 0 },
       { source: "blocklist", kind: "threat", ipv4Addresses: 1, ipv6Slash64s: 0 },
     ]);

@@ -5,7 +5,7 @@ import { asnDataSet } from "./_fixtures.ts";
 
 Deno.test("the Asn schema names every key of an answer, with the types it has", async () => {
   const data =
-    JSON.parse(createAsnView().answer("100", await asnDataSet(), null, "json").body).data;
+    JSON.parse((await createAsnView().answer("100", await asnDataSet(), null, "json")).body).data;
   const schema = ASN_OPENAPI_SCHEMAS.Asn as {
     properties: Record<string, { type: unknown; properties?: Record<string, unknown> }>;
     required: string[];

@@ -12,10 +12,11 @@ import { DEFAULT_DATA_DIR } from "../_helpers.ts";
 
 const data = await openDataSet(DEFAULT_DATA_DIR);
 const view = createAsnView();
-const answer = (raw: string) => JSON.parse(view.answer(raw, data, null, "json").body).data;
+const answer = async (raw: string) =>
+  JSON.parse((await view.answer(raw, data, null, "json")).body).data;
 
-Deno.test("real data: AS15169 is Google's, with a v4 prefix holding 8.8.8.8 and v6 prefixes", () => {
-  const google = answer("15169");
+Deno.test("real data: AS15169 is Google's, with a v4 prefix holding 8.8.8.8 and v6 prefixes", async () => {
+  const google = await answer("15169");
   assert.equal(google.asn, 15169);
   assert.match(google.name, /Google/);
   const eight = parseIp("8.8.8.8");
@@ -34,16 +35,16 @@ Deno.test("real data: AS15169 is Google's, with a v4 prefix holding 8.8.8.8 and 
   assert.equal(data.asn!.get("8.8.8.8")?.autonomous_system_number, 15169);
 });
 
-Deno.test("real data: AS15169 and as15169 give the prefixes 15169 does", () => {
-  const plain = answer("15169");
-  assert.deepEqual(answer("AS15169"), plain);
-  assert.deepEqual(answer("as15169").prefixes, plain.prefixes);
+Deno.test("real data: AS15169 and as15169 give the prefixes 15169 does", async () => {
+  const plain = await answer("15169");
+  assert.deepEqual(await answer("AS15169"), plain);
+  assert.deepEqual((await answer("as15169")).prefixes, plain.prefixes);
 });
 
-Deno.test("real data: ?format=csv lists AS15169's prefixes, one a row", () => {
-  const csv = view.answer("AS15169", data, null, "csv").body;
+Deno.test("real data: ?format=csv lists AS15169's prefixes, one a row", async () => {
+  const csv = (await view.answer("AS15169", data, null, "csv")).body;
   const rows: Record<string, string>[] = parseCsv(csv, { columns: true });
-  const google = answer("15169");
+  const google = await answer("15169");
   assert.deepEqual(
     rows.map((r) => r.prefix),
     [...google.prefixes.ipv4, ...google.prefixes.ipv6],
@@ -51,15 +52,18 @@ Deno.test("real data: ?format=csv lists AS15169's prefixes, one a row", () => {
   assert.ok(rows.every((r) => r.asn === "15169" && /Google/.test(r.name!)));
 });
 
-Deno.test("real data: malformed numbers are 4xx, private AS64512 a 404", () => {
-  const status = (raw: string) => {
+Deno.test("real data: malformed numbers are 4xx, private AS64512 a 404", async () => {
+  const status = async (raw: string) => {
     try {
-      view.answer(raw, data, parseAsnSelection("name"), "json");
+      await view.answer(raw, data, parseAsnSelection("name"), "json");
       return 200;
     } catch (error) {
       assert.ok(error instanceof AppError);
       return STATUS_BY_CODE[error.code];
     }
   };
-  assert.deepEqual(["abc", "-1", "4294967296", "64512"].map(status), [400, 400, 400, 404]);
+  assert.deepEqual(
+    await Promise.all(["abc", "-1", "4294967296", "64512"].map(status)),
+    [400, 400, 400, 404],
+  );
 });
