@@ -259,7 +259,7 @@ function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: Handler<AppEnv> } {
       const refusal = await admission.charge(c, c.get("caller"), 1);
       if (refusal) throw refusal;
       const n = c.req.param("n") ?? "";
-      const answer = await asnView.answer(n, current().data, selection, format);
+      const answer = await asnView.answer(n, current(c).data, selection, format);
       return c.body(answer.body, 200, FORMAT_HEADERS[format]);
     },
     // The lookup page for a browser, /me for everyone else (as ifconfig.co does).
