@@ -19,6 +19,7 @@ Deno.test("GET /asn/{n} answers the AS in JSON, alike for 100, AS100 and as100",
   const response = await app.request("/asn/100");
   assert.equal(response.status, 200);
   assert.equal(response.headers.get("content-type"), "application/json; charset=utf-8");
+  assert.ok(response.headers.get("x-data-version"), "the data set that answered is named");
   const body = await response.json();
   assert.equal(body.success, true);
   assert.equal(body.data.name, "Example Net");
