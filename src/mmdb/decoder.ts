@@ -1,0 +1,275 @@
+/**
+ * Decodes values of a MaxMind DB data section (format 2.0, spec "Output Data
+ * Section") straight from the file's bytes, into what mmdb-lib and the
+ * project's records expect: maps as plain objects, arrays, strings, numbers
+ * (uint16, uint32, int32, double, float), bigints (uint64, uint128 always),
+ * booleans and bytes (a copied Uint8Array).
+ *
+ * Hostile bytes cannot make it loop or read outside the section: every read is
+ * checked against the section's end, a pointer must land inside the section
+ * and not on another pointer, nesting stops at libmaxminddb's 512 levels, and a
+ * value pointers share is decoded once per decode (so pointers cannot multiply
+ * the work). What the format forbids (a float that is not 4 bytes, a uint16
+ * over 2, a map key that is not a string, a data cache container or an end
+ * marker inside a value...) is refused as libmaxminddb refuses it. A refusal
+ * throws a `DataSectionError` naming the offset; the install-time check
+ * (src/sources/verify_data.ts) walks the whole section with the same rules.
+ */
+
+const T_EXTENDED = 0;
+const T_POINTER = 1;
+const T_STRING = 2;
+const T_DOUBLE = 3;
+const T_BYTES = 4;
+const T_UINT16 = 5;
+const T_UINT32 = 6;
+const T_MAP = 7;
+const T_INT32 = 8;
+const T_UINT64 = 9;
+const T_UINT128 = 10;
+const T_ARRAY = 11;
+const T_CONTAINER = 12;
+const T_END_MARKER = 13;
+const T_BOOLEAN = 14;
+const T_FLOAT = 15;
+
+/** libmaxminddb's MAXIMUM_DATA_STRUCTURE_DEPTH. */
+export const MAX_DEPTH = 512;
+
+/**
+ * Values reached through pointers kept for sharing between decodes (map keys,
+ * the continent and country maps every record of a place points at). The table
+ * is emptied when it holds this many, between two decodes, never during one.
+ */
+export const DEFAULT_SHARED_VALUES = 65_536;
+
+/** A value the data section does not allow, at a data-section offset. */
+export class DataSectionError extends Error {
+  constructor(readonly offset: number, reason: string) {
+    super(`data section offset ${offset}: ${reason}`);
+    this.name = "DataSectionError";
+  }
+}
+
+/** Decodes the value starting at a data-section offset. */
+export type DataDecoder = (offset: number) => unknown;
+
+/**
+ * A decoder over the data section `bytes[start, end)` (pointers count from
+ * `start`). Values reached through a pointer are shared: decoding the same
+ * pointer target twice returns the same object, so callers must not mutate
+ * what it returns.
+ */
+export function createDataDecoder(
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  options: { sharedValues?: number } = {},
+): DataDecoder {
+  if (!(Number.isInteger(start) && Number.isInteger(end) && 0 <= start && start <= end)) {
+    throw new RangeError(`Bad data section bounds [${start}, ${end})`);
+  }
+  if (end > bytes.length) {
+    throw new RangeError(`The data section [${start}, ${end}) runs past the file's end`);
+  }
+  const db = bytes;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const sharedMax = options.sharedValues ?? DEFAULT_SHARED_VALUES;
+  /** Pointer target (absolute position) → its decoded value. */
+  const shared = new Map<number, unknown>();
+  /** Absolute position just after the value decoded last: the decoder's cursor. */
+  let next = 0;
+
+  const fail = (at: number, reason: string): never => {
+    throw new DataSectionError(at - start, reason);
+  };
+
+  /** Decodes the value at absolute position `at`; leaves `next` after it. */
+  const value = (at: number, depth: number): unknown => {
+    if (at >= end) fail(at, "a value starts past the end of the data section");
+    if (depth > MAX_DEPTH) fail(at, `data nested deeper than ${MAX_DEPTH} levels`);
+    const ctrl = db[at]!;
+    let type = ctrl >> 5;
+    let p = at + 1;
+    if (type === T_POINTER) return pointer(at, ctrl, depth);
+    if (type === T_EXTENDED) {
+      if (p >= end) fail(at, "an extended type runs past the end of the data section");
+      type = 7 + db[p++]!;
+      if (type < 8 || type > 15) fail(at, `unknown extended type ${type}`);
+    }
+    let size = ctrl & 31;
+    if (size >= 29) {
+      const extra = size - 28;
+      if (p + extra > end) fail(at, "a size runs past the end of the data section");
+      size = size === 29
+        ? 29 + db[p]!
+        : size === 30
+        ? 285 + ((db[p]! << 8) | db[p + 1]!)
+        : 65_821 + ((db[p]! << 16) | (db[p + 1]! << 8) | db[p + 2]!);
+      p += extra;
+    }
+    switch (type) {
+      case T_MAP:
+        return map(at, p, size, depth);
+      case T_ARRAY:
+        return array(at, p, size, depth);
+      case T_BOOLEAN:
+        if (size > 1) fail(at, `a boolean of size ${size} (0 or 1 only)`);
+        next = p;
+        return size === 1;
+      case T_CONTAINER:
+        return fail(at, "a data cache container inside a value");
+      case T_END_MARKER:
+        return fail(at, "an end marker inside a value");
+    }
+    const stop = p + size;
+    if (stop > end) fail(at, "a value runs past the end of the data section");
+    next = stop;
+    switch (type) {
+      case T_STRING:
+        return utf8(p, stop);
+      case T_UINT32:
+        if (size > 4) fail(at, `a uint32 of size ${size} (at most 4)`);
+        return uint(p, stop);
+      case T_DOUBLE:
+        if (size !== 8) fail(at, `a double of size ${size} (8 only)`);
+        return view.getFloat64(p);
+      case T_UINT16:
+        if (size > 2) fail(at, `a uint16 of size ${size} (at most 2)`);
+        return uint(p, stop);
+      case T_INT32:
+        if (size > 4) fail(at, `an int32 of size ${size} (at most 4)`);
+        // Only a 4-byte payload carries a sign (as libmaxminddb and mmdb-lib read it).
+        return size === 4 ? view.getInt32(p) : uint(p, stop);
+      case T_UINT64:
+        if (size > 8) fail(at, `a uint64 of size ${size} (at most 8)`);
+        return bigUint(p, stop);
+      case T_UINT128:
+        if (size > 16) fail(at, `a uint128 of size ${size} (at most 16)`);
+        return bigUint(p, stop);
+      case T_FLOAT:
+        if (size !== 4) fail(at, `a float of size ${size} (4 only)`);
+        return view.getFloat32(p);
+      case T_BYTES:
+        return db.slice(p, stop);
+    }
+    return fail(at, `unknown type ${type}`);
+  };
+
+  /** The pointer at `at` (control byte `ctrl`): its target's value, shared. */
+  const pointer = (at: number, ctrl: number, depth: number): unknown => {
+    const length = ((ctrl >> 3) & 3) + 1;
+    const p = at + 1;
+    if (p + length > end) fail(at, "a pointer runs past the end of the data section");
+    const v = ctrl & 7;
+    const offset = length === 1
+      ? (v << 8) | db[p]!
+      : length === 2
+      ? ((v << 16) | (db[p]! << 8) | db[p + 1]!) + 2048
+      : length === 3
+      ? ((v << 24) | (db[p]! << 16) | (db[p + 1]! << 8) | db[p + 2]!) + 526_336
+      : ((db[p]! << 24) >>> 0) + ((db[p + 1]! << 16) | (db[p + 2]! << 8) | db[p + 3]!);
+    const target = start + offset;
+    let found = shared.get(target);
+    if (found === undefined) {
+      if (target >= end) fail(at, `a pointer to ${offset}, past the end of the data section`);
+      if (db[target]! >> 5 === T_POINTER) fail(at, `a pointer to a pointer (at ${offset})`);
+      found = value(target, depth + 1);
+      shared.set(target, found);
+    }
+    next = p + length;
+    return found;
+  };
+
+  const map = (at: number, p: number, pairs: number, depth: number): object => {
+    // Each pair takes at least two bytes: refuse a count the section cannot hold before allocating.
+    if (p + 2 * pairs > end) {
+      fail(at, `a map of ${pairs} pairs runs past the end of the data section`);
+    }
+    const result: Record<string, unknown> = {};
+    for (let i = 0; i < pairs; i++) {
+      const key = keyAt(p, depth);
+      const v = value(next, depth + 1);
+      p = next;
+      if (key === "__proto__") {
+        // A plain assignment would set the object's prototype instead of a key.
+        Object.defineProperty(result, key, {
+          value: v,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      } else {
+        result[key] = v;
+      }
+    }
+    next = p;
+    return result;
+  };
+
+  /** The map key at `at`: a UTF-8 string, written there or pointed at. */
+  const keyAt = (at: number, depth: number): string => {
+    if (at >= end) fail(at, "a map key starts past the end of the data section");
+    const type = db[at]! >> 5;
+    if (type !== T_STRING && type !== T_POINTER) fail(at, "a map key that is not a UTF-8 string");
+    const key = value(at, depth + 1);
+    if (typeof key !== "string") fail(at, "a map key that is not a UTF-8 string");
+    return key as string;
+  };
+
+  const array = (at: number, p: number, items: number, depth: number): unknown[] => {
+    if (p + items > end) {
+      fail(at, `an array of ${items} values runs past the end of the data section`);
+    }
+    const result: unknown[] = [];
+    for (let i = 0; i < items; i++) {
+      result.push(value(p, depth + 1));
+      p = next;
+    }
+    next = p;
+    return result;
+  };
+
+  const uint = (p: number, stop: number): number => {
+    let n = 0;
+    for (; p < stop; p++) n = n * 256 + db[p]!;
+    return n;
+  };
+
+  const bigUint = (p: number, stop: number): bigint => {
+    // Whole 32-bit words as numbers, joined as bigints: one BigInt step per word, not per byte.
+    let n = 0n;
+    let word = 0;
+    let bytesInWord = (stop - p) % 4 || 4;
+    for (; p < stop; p++) {
+      word = word * 256 + db[p]!;
+      if (--bytesInWord === 0) {
+        n = (n << 32n) | BigInt(word);
+        word = 0;
+        bytesInWord = 4;
+      }
+    }
+    return n;
+  };
+
+  const text = new TextDecoder("utf-8", { ignoreBOM: true });
+  /** Bytes [p, stop) as text; short ASCII strings are built here (cheaper than a decoder call). */
+  const utf8 = (p: number, stop: number): string => {
+    if (stop - p > 24) return text.decode(db.subarray(p, stop));
+    let s = "";
+    for (let i = p; i < stop; i++) {
+      const c = db[i]!;
+      if (c > 0x7f) return text.decode(db.subarray(p, stop));
+      s += String.fromCharCode(c);
+    }
+    return s;
+  };
+
+  return (offset) => {
+    if (!(offset >= 0 && offset < end - start)) {
+      throw new DataSectionError(offset, "a record outside the data section");
+    }
+    if (shared.size >= sharedMax) shared.clear();
+    return value(start + offset, 0);
+  };
+}
