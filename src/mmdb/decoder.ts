@@ -253,14 +253,43 @@ export function createDataDecoder(
   };
 
   const text = new TextDecoder("utf-8", { ignoreBOM: true });
-  /** Bytes [p, stop) as text; short ASCII strings are built here (cheaper than a decoder call). */
+  /**
+   * Bytes [p, stop) as text. Short strings (a record's names) are decoded here, which
+   * costs less than a call into the runtime's decoder; anything but well-formed 1- to
+   * 3-byte sequences goes to that decoder, so malformed bytes get its U+FFFD rules.
+   */
   const utf8 = (p: number, stop: number): string => {
-    if (stop - p > 24) return text.decode(db.subarray(p, stop));
+    if (stop - p > 64) return text.decode(db.subarray(p, stop));
     let s = "";
-    for (let i = p; i < stop; i++) {
+    for (let i = p; i < stop;) {
       const c = db[i]!;
-      if (c > 0x7f) return text.decode(db.subarray(p, stop));
-      s += String.fromCharCode(c);
+      if (c < 0x80) {
+        s += String.fromCharCode(c);
+        i++;
+        continue;
+      }
+      if (c >= 0xc2 && c < 0xe0 && i + 1 < stop) {
+        const c1 = db[i + 1]!;
+        if ((c1 & 0xc0) === 0x80) {
+          s += String.fromCharCode(((c & 0x1f) << 6) | (c1 & 0x3f));
+          i += 2;
+          continue;
+        }
+      } else if (c >= 0xe0 && c < 0xf0 && i + 2 < stop) {
+        const c1 = db[i + 1]!;
+        const c2 = db[i + 2]!;
+        const unit = ((c & 0x0f) << 12) | ((c1 & 0x3f) << 6) | (c2 & 0x3f);
+        // Not overlong, not a surrogate.
+        if (
+          (c1 & 0xc0) === 0x80 && (c2 & 0xc0) === 0x80 && unit >= 0x800 &&
+          (unit < 0xd800 || unit > 0xdfff)
+        ) {
+          s += String.fromCharCode(unit);
+          i += 3;
+          continue;
+        }
+      }
+      return text.decode(db.subarray(p, stop));
     }
     return s;
   };

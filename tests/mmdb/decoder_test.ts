@@ -300,3 +300,47 @@ Deno.test("explicit writer types decode to their JavaScript forms", () => {
   const { decode, at } = recordOf(bytes, "9.9.9.9");
   assert.deepEqual(decode(at), { a: 7, b: 7, c: 7n, d: 7n, e: -7, f: Math.fround(0.1), g: 0.1 });
 });
+
+Deno.test("strings decode as the standard UTF-8 decoder does, malformed bytes included", () => {
+  const reference = new TextDecoder("utf-8", { ignoreBOM: true });
+  const cases: number[][] = [
+    [0x61, 0x62],
+    [0xc3, 0xbc], // ü
+    [0xe6, 0x9d, 0xb1, 0xe4, 0xba, 0xac], // 東京
+    [0xf0, 0x9f, 0x8e, 0x89], // 🎉 (4 bytes: a surrogate pair)
+    [0xef, 0xbb, 0xbf, 0x61], // a byte order mark, kept
+    [0xc0, 0x80], // overlong NUL
+    [0xc1, 0xbf], // overlong
+    [0xe0, 0x80, 0x80], // overlong
+    [0xed, 0xa0, 0x80], // a surrogate
+    [0xed, 0x9f, 0xbf], // U+D7FF, the last before the surrogates
+    [0xee, 0x80, 0x80], // U+E000, the first after them
+    [0xc3], // cut short
+    [0x61, 0xe6, 0x9d], // cut short
+    [0x80, 0x61], // a lone continuation byte
+    [0xc3, 0x28], // a lead byte without its continuation
+    [0xf5, 0x80, 0x80, 0x80], // beyond U+10FFFF
+    [0xff, 0xfe],
+    [0x00],
+  ];
+  const random = seededRandom(0x0f8);
+  for (let i = 0; i < 2000; i++) {
+    // Mostly bytes that form sequences, so the random strings exercise more than U+FFFD.
+    const pick = [0x41, 0x7f, 0x80, 0xbf, 0xc2, 0xdf, 0xe0, 0xed, 0xef, 0xf0, 0xf4, 0xff];
+    cases.push(
+      Array.from(
+        { length: Math.floor(random() * 70) },
+        () =>
+          random() < 0.5 ? pick[Math.floor(random() * pick.length)]! : Math.floor(random() * 256),
+      ),
+    );
+  }
+  for (const body of cases) {
+    const w = new ByteWriter(body.length + 4);
+    // A utf8_string header for this many bytes, then the bytes as they are.
+    writeString(w, "x".repeat(body.length));
+    w.buf.set(body, w.len - body.length);
+    const data = w.buf.slice(0, w.len);
+    assert.equal(over(data)(0), reference.decode(Uint8Array.from(body)), body.join(","));
+  }
+});
