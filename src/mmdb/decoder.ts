@@ -7,9 +7,10 @@
  *
  * Hostile bytes cannot make it loop or read outside the section: every read is
  * checked against the section's end, a pointer must land inside the section
- * and not on another pointer, nesting stops at libmaxminddb's 512 levels, and a
- * value pointers share is decoded once per decode (so pointers cannot multiply
- * the work). What the format forbids (a float that is not 4 bytes, a uint16
+ * and not on another pointer, nesting stops at libmaxminddb's 512 levels, and
+ * one decode reads at most a million values (pointers that fan out to the same
+ * values, each level twice, would otherwise double the work per level whenever
+ * the shared values are not kept). What the format forbids (a float that is not 4 bytes, a uint16
  * over 2, a map key that is not a string, a data cache container or an end
  * marker inside a value...) is refused as libmaxminddb refuses it. A refusal
  * throws a `DataSectionError` naming the offset; the install-time check
@@ -36,11 +37,21 @@ const T_FLOAT = 15;
 /** libmaxminddb's MAXIMUM_DATA_STRUCTURE_DEPTH. */
 export const MAX_DEPTH = 512;
 
+/** The most values one decode reads (a City record reads about 230 without sharing). */
+export const MAX_VALUES = 1 << 20;
+
 /**
- * Values reached through pointers kept for sharing between decodes (map keys,
- * the continent and country maps every record of a place points at). The table
- * is emptied when it holds this many, between two decodes, never during one.
+ * Where values reached through pointers are kept, by data-section offset, so
+ * records share them (map keys, the continent and country maps every record of
+ * a place points at) and they are decoded once. The reader passes its record
+ * cache (an LRU): records and the values they share are entries of one cache.
  */
+export interface SharedValues {
+  get(offset: number): unknown;
+  set(offset: number, value: unknown): void;
+}
+
+/** Shared values a decoder keeps when given no store: a table emptied when it is this full. */
 export const DEFAULT_SHARED_VALUES = 65_536;
 
 /** A value the data section does not allow, at a data-section offset. */
@@ -56,15 +67,15 @@ export type DataDecoder = (offset: number) => unknown;
 
 /**
  * A decoder over the data section `bytes[start, end)` (pointers count from
- * `start`). Values reached through a pointer are shared: decoding the same
- * pointer target twice returns the same object, so callers must not mutate
- * what it returns.
+ * `start`). Values reached through a pointer are kept in `shared` and shared:
+ * decoding the same pointer target twice returns the same object while it is
+ * kept, so callers must not mutate what the decoder returns.
  */
 export function createDataDecoder(
   bytes: Uint8Array,
   start: number,
   end: number,
-  options: { sharedValues?: number } = {},
+  options: { shared?: SharedValues } = {},
 ): DataDecoder {
   if (!(Number.isInteger(start) && Number.isInteger(end) && 0 <= start && start <= end)) {
     throw new RangeError(`Bad data section bounds [${start}, ${end})`);
@@ -74,11 +85,11 @@ export function createDataDecoder(
   }
   const db = bytes;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const sharedMax = options.sharedValues ?? DEFAULT_SHARED_VALUES;
-  /** Pointer target (absolute position) → its decoded value. */
-  const shared = new Map<number, unknown>();
+  const shared = options.shared ?? boundedTable(DEFAULT_SHARED_VALUES);
   /** Absolute position just after the value decoded last: the decoder's cursor. */
   let next = 0;
+  /** Values the current decode may still read. */
+  let budget = 0;
 
   const fail = (at: number, reason: string): never => {
     throw new DataSectionError(at - start, reason);
@@ -88,6 +99,7 @@ export function createDataDecoder(
   const value = (at: number, depth: number): unknown => {
     if (at >= end) fail(at, "a value starts past the end of the data section");
     if (depth > MAX_DEPTH) fail(at, `data nested deeper than ${MAX_DEPTH} levels`);
+    if (--budget < 0) fail(at, `a record of more than ${MAX_VALUES} values`);
     const ctrl = db[at]!;
     let type = ctrl >> 5;
     let p = at + 1;
@@ -169,13 +181,13 @@ export function createDataDecoder(
       : length === 3
       ? ((v << 24) | (db[p]! << 16) | (db[p + 1]! << 8) | db[p + 2]!) + 526_336
       : ((db[p]! << 24) >>> 0) + ((db[p + 1]! << 16) | (db[p + 2]! << 8) | db[p + 3]!);
-    const target = start + offset;
-    let found = shared.get(target);
+    let found = shared.get(offset);
     if (found === undefined) {
+      const target = start + offset;
       if (target >= end) fail(at, `a pointer to ${offset}, past the end of the data section`);
       if (db[target]! >> 5 === T_POINTER) fail(at, `a pointer to a pointer (at ${offset})`);
       found = value(target, depth + 1);
-      shared.set(target, found);
+      shared.set(offset, found);
     }
     next = p + length;
     return found;
@@ -298,7 +310,19 @@ export function createDataDecoder(
     if (!(offset >= 0 && offset < end - start)) {
       throw new DataSectionError(offset, "a record outside the data section");
     }
-    if (shared.size >= sharedMax) shared.clear();
+    budget = MAX_VALUES;
     return value(start + offset, 0);
+  };
+}
+
+/** A table of at most `max` values, emptied when full (cheaper than an LRU: no recency). */
+function boundedTable(max: number): SharedValues {
+  const table = new Map<number, unknown>();
+  return {
+    get: (offset) => table.get(offset),
+    set: (offset, value) => {
+      if (table.size >= max) table.clear();
+      table.set(offset, value);
+    },
   };
 }

@@ -53,14 +53,18 @@ export interface MmdbDatabase<T> {
   prefixLength(address: Uint8Array): number;
   /** mmdb-lib's own walk, with the prefix length of the network found. */
   getWithPrefixLength(ip: string): [T | null, number];
-  /** Hits and misses of the decoded-record cache so far (for metrics). */
+  /**
+   * Hits and misses of the decoded-record cache so far (for metrics): a lookup that
+   * reaches data counts once for its record and, when decoded, once per shared value.
+   */
   cacheCounts(): { hits: number; misses: number };
 }
 
 /**
  * Opens a database held in memory. Decoded records are cached by their data
- * offset (bounded LRU), so a warm lookup skips decoding entirely; values that
- * records share through pointers are decoded once and shared (decoder.ts).
+ * offset (bounded LRU), so a warm lookup skips decoding entirely; the values
+ * records share through pointers are entries of the same cache, decoded once
+ * and shared while cached.
  * Throws when the bytes are not a valid MaxMind DB. A record that does not
  * decode (a corrupt pointer inside it) throws `CorruptRecordError` naming
  * `label` and the data offset, at each lookup that reaches it.
@@ -71,7 +75,9 @@ export function openMmdb<T>(
 ): MmdbDatabase<T> {
   const label = options.label ?? "MaxMind DB";
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const cache = new LruCache<number, T>(options.cacheSize ?? DEFAULT_RECORD_CACHE_SIZE);
+  // Records and the values they share through pointers, by data offset: one LRU, as
+  // mmdb-lib kept them, so IPINTEL_CACHE_SIZE bounds both (and their memory) together.
+  const cache = new LruCache<number, unknown>(options.cacheSize ?? DEFAULT_RECORD_CACHE_SIZE);
   // mmdb-lib serves only the text-address methods (load checks, tests, the rare
   // network of an Anonymous-IP match): a small cache of its own is enough there.
   // deno-lint-ignore no-explicit-any
@@ -93,7 +99,7 @@ export function openMmdb<T>(
   if (dataStart > dataEnd) {
     throw new Error(`a search tree of ${metadata.nodeCount} nodes does not fit the file`);
   }
-  const decode = createDataDecoder(bytes, dataStart, dataEnd) as (offset: number) => T;
+  const decode = createDataDecoder(bytes, dataStart, dataEnd, { shared: cache });
   const dataOffset = metadata.nodeCount + 16;
   return {
     metadata,
@@ -102,10 +108,10 @@ export function openMmdb<T>(
       const pointer = walk(address);
       if (pointer === 0) return null;
       const offset = pointer - dataOffset;
-      let record = cache.get(offset);
+      let record = cache.get(offset) as T | undefined;
       if (record === undefined) {
         try {
-          record = decode(offset);
+          record = decode(offset) as T;
         } catch (error) {
           throw new CorruptRecordError(label, offset, error);
         }

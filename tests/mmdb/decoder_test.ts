@@ -6,7 +6,13 @@
  */
 
 import assert from "node:assert/strict";
-import { createDataDecoder, DataSectionError, MAX_DEPTH } from "../../src/mmdb/decoder.ts";
+import { LruCache } from "../../src/cache/lru.ts";
+import {
+  createDataDecoder,
+  DataSectionError,
+  MAX_DEPTH,
+  MAX_VALUES,
+} from "../../src/mmdb/decoder.ts";
 import {
   ByteWriter,
   writeArrayHeader,
@@ -27,6 +33,9 @@ import {
 import { seededRandom } from "../_random.ts";
 import { build, layout, walk } from "./_fixtures.ts";
 import { EVERY_TYPE, expectedPlain, pointerSizesSection } from "./_decoder_fixtures.ts";
+
+/** A store of shared values that keeps nothing: every pointer is decoded again. */
+const NOTHING_KEPT = { get: () => undefined, set: () => {} };
 
 /** A decoder over a whole buffer that is nothing but a data section. */
 const over = (data: Uint8Array) => createDataDecoder(data, 0, data.length);
@@ -75,15 +84,16 @@ Deno.test("values behind pointers are shared, also between records, and stay cor
   }
 });
 
-Deno.test("a table of shared values that fills is emptied between decodes, never during one", () => {
+Deno.test("any store of shared values gives the same records: none kept, an LRU, the default", () => {
   const bytes = build((w) => {
     for (let i = 0; i < 50; i++) {
       w.insertNetwork(`${i + 1}.0.0.0/8`, { n: i, shared: { a: "x", b: ["y", "z"] }, k: `v${i}` });
     }
   });
   const { dataStart, dataSize } = layout(bytes);
-  for (const sharedValues of [0, 1, 3, 1000]) {
-    const decode = createDataDecoder(bytes, dataStart, dataStart + dataSize, { sharedValues });
+  const stores = [NOTHING_KEPT, new LruCache(1), new LruCache(3), new LruCache(1000), undefined];
+  for (const shared of stores) {
+    const decode = createDataDecoder(bytes, dataStart, dataStart + dataSize, { shared });
     for (let round = 0; round < 2; round++) {
       for (let i = 0; i < 50; i++) {
         const { record, nodeCount } = walk(bytes, `${i + 1}.2.3.4`);
@@ -206,7 +216,7 @@ Deno.test("a pointer cycle ends at the nesting limit, not in a loop", () => {
   refuses(nested(MAX_DEPTH + 1), /nested deeper than 512 levels/);
 });
 
-Deno.test("pointers that fan out (each level pointing twice at the next) cost one decode a level", () => {
+Deno.test("pointers that fan out (each level twice to the next): shared, or stopped by the budget", () => {
   // Level i: { a: <pointer to level i+1>, b: <pointer to level i+1> }; 2^200 paths in all.
   const levels = 200;
   const w = new ByteWriter(levels * 16);
@@ -231,17 +241,21 @@ Deno.test("pointers that fan out (each level pointing twice at the next) cost on
       new DataView(data.buffer).setUint32(at + 1, starts[i + 1]!); // 001 11 000, 32-bit offset
     }
   }
-  for (const sharedValues of [1, 65_536]) {
-    let level = createDataDecoder(data, 0, data.length, { sharedValues })(0) as Record<
-      string,
-      unknown
-    >;
+  // Kept values: one decode a level.
+  for (const shared of [undefined, new LruCache(levels)]) {
+    let level = createDataDecoder(data, 0, data.length, { shared })(0) as Record<string, unknown>;
     for (let i = 0; i < levels - 1; i++) {
       assert.equal(level.a, level.b, `level ${i}`);
       level = level.a as Record<string, unknown>;
     }
     assert.equal(level.a, "end");
   }
+  // Nothing kept: the work would double each level; the budget ends it with an error.
+  assert.throws(
+    () => createDataDecoder(data, 0, data.length, { shared: NOTHING_KEPT })(0),
+    (e: unknown) =>
+      e instanceof DataSectionError && e.message.includes(`more than ${MAX_VALUES} values`),
+  );
 });
 
 Deno.test("random and mutated bytes: every offset decodes or throws a DataSectionError", () => {
