@@ -233,9 +233,10 @@ export function createDataDecoder(
     if (p + items > end) {
       fail(at, `an array of ${items} values runs past the end of the data section`);
     }
-    const result: unknown[] = [];
+    // Sized up front: growing by push() would leave spare capacity in every cached array.
+    const result: unknown[] = new Array(items);
     for (let i = 0; i < items; i++) {
-      result.push(value(p, depth + 1));
+      result[i] = value(p, depth + 1);
       p = next;
     }
     next = p;
@@ -265,45 +266,63 @@ export function createDataDecoder(
   };
 
   const text = new TextDecoder("utf-8", { ignoreBOM: true });
+  /** Bytes the sequence `unitAt` read last took. */
+  let width = 0;
+  /** The UTF-16 unit of the well-formed 1- to 3-byte UTF-8 sequence at `i`, or -1. */
+  const unitAt = (i: number, stop: number): number => {
+    const c = db[i]!;
+    if (c < 0x80) {
+      width = 1;
+      return c;
+    }
+    if (c >= 0xc2 && c < 0xe0 && i + 1 < stop) {
+      const c1 = db[i + 1]!;
+      if ((c1 & 0xc0) === 0x80) {
+        width = 2;
+        return ((c & 0x1f) << 6) | (c1 & 0x3f);
+      }
+    } else if (c >= 0xe0 && c < 0xf0 && i + 2 < stop) {
+      const c1 = db[i + 1]!;
+      const c2 = db[i + 2]!;
+      const unit = ((c & 0x0f) << 12) | ((c1 & 0x3f) << 6) | (c2 & 0x3f);
+      // Not overlong, not a surrogate.
+      if (
+        (c1 & 0xc0) === 0x80 && (c2 & 0xc0) === 0x80 && unit >= 0x800 &&
+        (unit < 0xd800 || unit > 0xdfff)
+      ) {
+        width = 3;
+        return unit;
+      }
+    }
+    return -1;
+  };
+  const units: number[] = [];
   /**
-   * Bytes [p, stop) as text. Short strings (a record's names) are decoded here, which
-   * costs less than a call into the runtime's decoder; anything but well-formed 1- to
-   * 3-byte sequences goes to that decoder, so malformed bytes get its U+FFFD rules.
+   * Bytes [p, stop) as text. A record's names are short: decoded here, which costs
+   * less than a call into the runtime's decoder. That decoder takes long strings and
+   * any sequence but a well-formed 1- to 3-byte one, so malformed bytes get its
+   * U+FFFD rules. Up to 12 bytes a string is joined unit by unit (V8 keeps strings
+   * that short flat); longer ones are made in one step (joining would leave a chain
+   * of string pieces in the cache).
    */
   const utf8 = (p: number, stop: number): string => {
-    if (stop - p > 64) return text.decode(db.subarray(p, stop));
-    let s = "";
-    for (let i = p; i < stop;) {
-      const c = db[i]!;
-      if (c < 0x80) {
-        s += String.fromCharCode(c);
-        i++;
-        continue;
+    if (stop - p <= 12) {
+      let s = "";
+      for (let i = p; i < stop; i += width) {
+        const unit = unitAt(i, stop);
+        if (unit < 0) return text.decode(db.subarray(p, stop));
+        s += String.fromCharCode(unit);
       }
-      if (c >= 0xc2 && c < 0xe0 && i + 1 < stop) {
-        const c1 = db[i + 1]!;
-        if ((c1 & 0xc0) === 0x80) {
-          s += String.fromCharCode(((c & 0x1f) << 6) | (c1 & 0x3f));
-          i += 2;
-          continue;
-        }
-      } else if (c >= 0xe0 && c < 0xf0 && i + 2 < stop) {
-        const c1 = db[i + 1]!;
-        const c2 = db[i + 2]!;
-        const unit = ((c & 0x0f) << 12) | ((c1 & 0x3f) << 6) | (c2 & 0x3f);
-        // Not overlong, not a surrogate.
-        if (
-          (c1 & 0xc0) === 0x80 && (c2 & 0xc0) === 0x80 && unit >= 0x800 &&
-          (unit < 0xd800 || unit > 0xdfff)
-        ) {
-          s += String.fromCharCode(unit);
-          i += 3;
-          continue;
-        }
-      }
-      return text.decode(db.subarray(p, stop));
+      return s;
     }
-    return s;
+    if (stop - p > 64) return text.decode(db.subarray(p, stop));
+    units.length = 0;
+    for (let i = p; i < stop; i += width) {
+      const unit = unitAt(i, stop);
+      if (unit < 0) return text.decode(db.subarray(p, stop));
+      units.push(unit);
+    }
+    return String.fromCharCode.apply(null, units);
   };
 
   return (offset) => {
