@@ -51,6 +51,9 @@ export interface SharedValues {
   set(offset: number, value: unknown): void;
 }
 
+/** The most map keys a decoder keeps in its own table (a City database uses a few dozen). */
+const MAX_KEYS = 2048;
+
 /** Shared values a decoder keeps when given no store: a table emptied when it is this full. */
 export const DEFAULT_SHARED_VALUES = 65_536;
 
@@ -86,6 +89,8 @@ export function createDataDecoder(
   const db = bytes;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const shared = options.shared ?? boundedTable(DEFAULT_SHARED_VALUES);
+  /** Map keys reached through pointers, by target offset (at most MAX_KEYS). */
+  const keys = new Map<number, string>();
   /** Absolute position just after the value decoded last: the decoder's cursor. */
   let next = 0;
   /** Values the current decode may still read. */
@@ -168,19 +173,26 @@ export function createDataDecoder(
     return fail(at, `unknown type ${type}`);
   };
 
-  /** The pointer at `at` (control byte `ctrl`): its target's value, shared. */
-  const pointer = (at: number, ctrl: number, depth: number): unknown => {
+  /** The offset the pointer at `at` (control byte `ctrl`) holds; leaves `next` after it. */
+  const pointerOffset = (at: number, ctrl: number): number => {
     const length = ((ctrl >> 3) & 3) + 1;
     const p = at + 1;
     if (p + length > end) fail(at, "a pointer runs past the end of the data section");
     const v = ctrl & 7;
-    const offset = length === 1
+    next = p + length;
+    return length === 1
       ? (v << 8) | db[p]!
       : length === 2
       ? ((v << 16) | (db[p]! << 8) | db[p + 1]!) + 2048
       : length === 3
       ? ((v << 24) | (db[p]! << 16) | (db[p + 1]! << 8) | db[p + 2]!) + 526_336
       : ((db[p]! << 24) >>> 0) + ((db[p + 1]! << 16) | (db[p + 2]! << 8) | db[p + 3]!);
+  };
+
+  /** The pointer at `at` (control byte `ctrl`): its target's value, shared. */
+  const pointer = (at: number, ctrl: number, depth: number): unknown => {
+    const offset = pointerOffset(at, ctrl);
+    const after = next;
     let found = shared.get(offset);
     if (found === undefined) {
       const target = start + offset;
@@ -189,7 +201,7 @@ export function createDataDecoder(
       found = value(target, depth + 1);
       shared.set(offset, found);
     }
-    next = p + length;
+    next = after;
     return found;
   };
 
@@ -219,14 +231,28 @@ export function createDataDecoder(
     return result;
   };
 
-  /** The map key at `at`: a UTF-8 string, written there or pointed at. */
+  /**
+   * The map key at `at`: a UTF-8 string, written there or pointed at. Keys pointed
+   * at (nearly all: a City record has about 70) come from the decoder's own table:
+   * a few dozen strings, looked up without the store's bookkeeping.
+   */
   const keyAt = (at: number, depth: number): string => {
     if (at >= end) fail(at, "a map key starts past the end of the data section");
-    const type = db[at]! >> 5;
-    if (type !== T_STRING && type !== T_POINTER) fail(at, "a map key that is not a UTF-8 string");
-    const key = value(at, depth + 1);
-    if (typeof key !== "string") fail(at, "a map key that is not a UTF-8 string");
-    return key as string;
+    const ctrl = db[at]!;
+    if (ctrl >> 5 === T_STRING) return value(at, depth + 1) as string;
+    if (ctrl >> 5 !== T_POINTER) fail(at, "a map key that is not a UTF-8 string");
+    const offset = pointerOffset(at, ctrl);
+    const after = next;
+    let key = keys.get(offset);
+    if (key === undefined) {
+      const target = start + offset;
+      if (target >= end) fail(at, `a pointer to ${offset}, past the end of the data section`);
+      if (db[target]! >> 5 !== T_STRING) fail(at, "a map key that is not a UTF-8 string");
+      key = value(target, depth + 1) as string;
+      if (keys.size < MAX_KEYS) keys.set(offset, key);
+    }
+    next = after;
+    return key;
   };
 
   const array = (at: number, p: number, items: number, depth: number): unknown[] => {

@@ -55,7 +55,8 @@ export interface MmdbDatabase<T> {
   getWithPrefixLength(ip: string): [T | null, number];
   /**
    * Hits and misses of the decoded-record cache so far (for metrics): a lookup that
-   * reaches data counts once for its record and, when decoded, once per shared value.
+   * reaches data counts once for its record and, when decoded, once per value it
+   * shares with other records through a pointer (map keys aside: the decoder keeps those).
    */
   cacheCounts(): { hits: number; misses: number };
 }
