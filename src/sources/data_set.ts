@@ -38,6 +38,7 @@ import type {
 } from "../mmdb/records.ts";
 import type { SourceSpec } from "./sources_file.ts";
 import { redactUrl, redactUrls } from "./redact_url.ts";
+import { type DataVersion, dataVersion, type OperatorFingerprint } from "./data_version.ts";
 import { VERIFIER_VERSION, verifyMmdb } from "./verify_mmdb.ts";
 
 /** An operator's own database, given by an environment variable or flag. */
@@ -82,6 +83,11 @@ export interface DataSet {
   /** The operator's geofeeds (`location` lists): answered ahead of the City database. */
   readonly location?: FeedMembership | null;
   readonly manifest: Manifest;
+  /**
+   * Which data this is: an id that changes whenever the data answering changes
+   * (data_version.ts), and when it was installed. For `X-Data-Version` and /status.
+   */
+  readonly version: DataVersion;
   readonly installed: readonly InstalledSource[];
   readonly absent: readonly AbsentSource[];
   /**
@@ -179,11 +185,18 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
     return bytes;
   };
   const installed: InstalledSource[] = [];
+  const fingerprints: OperatorFingerprint[] = [];
 
   const openKind = async <T>(kind: DatabaseKind): Promise<MmdbDatabase<T> | null> => {
     const mine = operator.find((d) => d.kind === kind);
     if (mine) {
-      return openOperatorDatabase<T>(mine, options.cacheSize, installed, readFile, openChecked);
+      return openOperatorDatabase<T>(
+        mine,
+        options.cacheSize,
+        { installed, fingerprints },
+        readFile,
+        openChecked,
+      );
     }
     const entry = manifest.sources.find((e) => e.kind === kind);
     if (!entry) return null;
@@ -268,7 +281,7 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
       name: s.name,
       kind: s.kind,
       reason: redactUrls(manifest.failures?.[s.name]?.reason ?? "") ||
-        'Not downloaded yet: run "deno task ipintel data update"',
+        'Not installed yet: the server\'s scheduled update fetches it, or "deno task ipintel data update"',
     }));
   const missing = absent.filter((s) => (DATABASE_KINDS as readonly string[]).includes(s.kind));
   return {
@@ -281,6 +294,7 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
     risk,
     location: feeds.location,
     manifest,
+    version: dataVersion(manifest, fingerprints),
     installed,
     absent,
     incomplete: missing.length
@@ -377,7 +391,7 @@ function parseAsnMap(bytes: Uint8Array, file: string, users: string[]): Map<numb
 async function openOperatorDatabase<T>(
   d: OperatorDatabase,
   cacheSize: number | undefined,
-  installed: InstalledSource[],
+  into: { installed: InstalledSource[]; fingerprints: OperatorFingerprint[] },
   readFile: (path: string) => Promise<Uint8Array>,
   openChecked: <R>(
     path: string,
@@ -394,7 +408,15 @@ async function openOperatorDatabase<T>(
   try {
     const { db, networks } = openChecked<T>(d.path, bytes, { kind: d.kind, cacheSize });
     const m = db.metadata;
-    installed.push({
+    into.fingerprints.push({
+      variable: d.variable,
+      path: d.path,
+      size: bytes.length,
+      databaseType: m.databaseType,
+      buildEpoch: m.buildEpoch.toISOString(),
+      nodeCount: m.nodeCount,
+    });
+    into.installed.push({
       name: d.variable,
       kind: d.kind,
       source: d.path,

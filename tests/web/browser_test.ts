@@ -16,9 +16,10 @@ import {
   startServer,
 } from "./_browser.ts";
 import { LISTED, writeListedDataDir } from "./_lists.ts";
+import { ignoredName } from "../_skip.ts";
 
 const available = chromiumAvailable();
-if (!available) console.log("SKIPPED: chromium not available (no /usr/bin/chromium)");
+const missing = available ? null : "chromium not available (no /usr/bin/chromium)";
 
 const options = { ignore: !available, sanitizeResources: false, sanitizeOps: false };
 
@@ -73,7 +74,10 @@ async function withServer(
 }
 
 Deno.test({
-  name: "the page looks up a typed address: country, ASN and a marker on the offline map",
+  name: ignoredName(
+    "the page looks up a typed address: country, ASN and a marker on the offline map",
+    missing,
+  ),
   ...options,
   fn: () =>
     withServer({}, async (server, page, dir) => {
@@ -211,7 +215,10 @@ Deno.test({
 });
 
 Deno.test({
-  name: "the page explains the verdict: the reason and every list that names the address",
+  name: ignoredName(
+    "the page explains the verdict: the reason and every list that names the address",
+    missing,
+  ),
   ...options,
   fn: async () => {
     const { dataDir, sourcesFile } = await writeListedDataDir();
@@ -262,7 +269,10 @@ Deno.test({
 });
 
 Deno.test({
-  name: "the page is readable at 360 px wide, and nothing moves when the answer arrives",
+  name: ignoredName(
+    "the page is readable at 360 px wide, and nothing moves when the answer arrives",
+    missing,
+  ),
   ...options,
   fn: () =>
     withServer({}, async (server, page) => {
@@ -297,8 +307,10 @@ Deno.test({
 });
 
 Deno.test({
-  name:
+  name: ignoredName(
     "with IPINTEL_AUTH=required the page asks for a key, keeps it in the browser, never in the URL",
+    missing,
+  ),
   ...options,
   fn: async () => {
     let key = "";
@@ -336,7 +348,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "over the limit the page says when to retry (Retry-After)",
+  name: ignoredName("over the limit the page says when to retry (Retry-After)", missing),
   ...options,
   fn: () =>
     withServer(
