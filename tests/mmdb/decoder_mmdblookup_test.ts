@@ -3,26 +3,28 @@
  * `mmdblookup`, an independent reader, value for value and type for type: on the
  * real City and ASN databases, on files of the project's writer holding every type,
  * on hand-made bytes, and on corrupt data sections, which both must refuse.
- * Skipped (visibly) when mmdblookup is not installed; CI installs it (Debian mmdb-bin).
+ * Ignored (the reason in the name) when mmdblookup is not installed; CI installs it
+ * (Debian mmdb-bin).
  */
 
 import assert from "node:assert/strict";
 import { parseIp } from "../../src/ip/parse.ts";
 import { CorruptRecordError, openMmdb } from "../../src/mmdb/reader.ts";
 import {
-  MMDBLOOKUP_SKIP_MESSAGE,
+  MMDBLOOKUP_MISSING,
   mmdblookupAvailable,
   runMmdblookup,
   type Typed,
 } from "../_mmdblookup.ts";
 import { defaultDataFile } from "../_helpers.ts";
 import { seededRandom } from "../_random.ts";
+import { ignoredName } from "../_skip.ts";
 import { build } from "./_fixtures.ts";
 import { EVERY_TYPE, pointerSizesSection } from "./_decoder_fixtures.ts";
 import { mapRecord, rawMmdb } from "./_raw.ts";
 
 const available = mmdblookupAvailable();
-if (!available) console.log(MMDBLOOKUP_SKIP_MESSAGE);
+const missing = available ? null : MMDBLOOKUP_MISSING;
 
 /** Holds our decoded value to mmdblookup's typed dump of it; `path` names the place. */
 function assertDecodedAs(ours: unknown, theirs: Typed, path: string): void {
@@ -101,7 +103,10 @@ async function compare(
 }
 
 Deno.test({
-  name: "mmdblookup: every type the writer stores, big maps and pointers to pointer-holding maps",
+  name: ignoredName(
+    "mmdblookup: every type the writer stores, big maps and pointers to pointer-holding maps",
+    missing,
+  ),
   ignore: !available,
   fn: async () => {
     const bytes = build((w) => {
@@ -116,7 +121,10 @@ Deno.test({
 });
 
 Deno.test({
-  name: "mmdblookup: pointers of every size, bytes and a __proto__ key (hand-made bytes)",
+  name: ignoredName(
+    "mmdblookup: pointers of every size, bytes and a __proto__ key (hand-made bytes)",
+    missing,
+  ),
   ignore: !available,
   fn: async () => {
     const { data, record } = pointerSizesSection();
@@ -132,7 +140,10 @@ Deno.test({
 });
 
 Deno.test({
-  name: "mmdblookup: whole City and ASN records agree on 200 random addresses each",
+  name: ignoredName(
+    "mmdblookup: whole City and ASN records agree on 200 random addresses each",
+    missing,
+  ),
   ignore: !available,
   fn: async () => {
     const random = seededRandom(0xdec0de);
@@ -166,7 +177,7 @@ function withValue(...value: number[]): Uint8Array {
 // reads on into the metadata marker) and a map key that is not a string (mmdblookup prints
 // it). src/sources/verify_data.ts refuses both at install.
 Deno.test({
-  name: "mmdblookup: corrupt records are refused by both readers",
+  name: ignoredName("mmdblookup: corrupt records are refused by both readers", missing),
   ignore: !available,
   fn: async () => {
     const cases: [string, Uint8Array][] = [
