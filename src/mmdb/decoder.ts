@@ -10,11 +10,13 @@
  * and not on another pointer, nesting stops at libmaxminddb's 512 levels, and
  * one decode reads at most a million values (pointers that fan out to the same
  * values, each level twice, would otherwise double the work per level whenever
- * the shared values are not kept). What the format forbids (a float that is not 4 bytes, a uint16
- * over 2, a map key that is not a string, a data cache container or an end
- * marker inside a value...) is refused as libmaxminddb refuses it. A refusal
- * throws a `DataSectionError` naming the offset; the install-time check
- * (src/sources/verify_data.ts) walks the whole section with the same rules.
+ * the shared values are not kept). What the format forbids is refused as
+ * libmaxminddb refuses it (a float that is not 4 bytes, a uint16 over 2, a
+ * data cache container or an end marker inside a value...), and in two places
+ * more strictly, as the install-time check (src/sources/verify_data.ts) is: a
+ * value running past the section (libmaxminddb reads on into the metadata) and
+ * a map key that is not a string. A refusal throws a `DataSectionError` naming
+ * the offset.
  */
 
 const T_EXTENDED = 0;
