@@ -29,6 +29,7 @@ import type {
 import { createConnectionOf, NO_CONNECTION } from "./connection.ts";
 import { effectiveCountry, toGeoLocation } from "./geo.ts";
 import { createOverride } from "./override.ts";
+import { createMatchedNetworks } from "./matched_networks.ts";
 import { sharedPart } from "../shared_part.ts";
 
 export interface LookupDeps {
@@ -50,8 +51,8 @@ export interface LookupOptions {
    * `zh` → `zh-CN`, `pt` → `pt-BR`); names it lacks fall back to English.
    */
   lang?: string | null;
-  /** The `get` selection: the opt-in `risk` group is computed only when it names it. */
-  selection?: { readonly risk: boolean } | null;
+  /** The `get` selection: the opt-in `risk` and `network` are computed only when it names them. */
+  selection?: { readonly risk: boolean; readonly network?: boolean } | null;
 }
 
 /** What one City record yields, computed once per record and language. */
@@ -129,6 +130,7 @@ export function createLookup(deps: LookupDeps): Lookup {
   let lastLang = "";
   let lastPlaces = new WeakMap<CityRecord, PlaceFacts>();
   const overridden = data.location ? createOverride(languages) : null;
+  const matchedNetworks = createMatchedNetworks(data, risk);
 
   // A country's flag and currency, one shared part each per country and language, so
   // their text is written once for all the places of the country (not once per record).
@@ -214,6 +216,7 @@ export function createLookup(deps: LookupDeps): Lookup {
       security: lastSecurity!,
     };
     if (options.selection?.risk) result.risk = risk.explain(ip, connection.asn_number);
+    if (options.selection?.network) result.network = matchedNetworks(ip, connection.asn_number);
     return result;
   };
 
