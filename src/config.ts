@@ -73,6 +73,8 @@ export interface Config {
   /** PEM certificate chain and private key files: serve HTTPS (both or neither; see src/server/tls.ts). */
   tlsCert: string | null;
   tlsKey: string | null;
+  /** Days of security-list history kept (first/last seen, `at` answers); 0: none kept. */
+  historyDays: number;
 }
 
 /** One setting: its environment variable, its flag, default and parser. */
@@ -350,6 +352,14 @@ export const OPTIONS = [
     "PEM private key file of --tls-cert; reloaded when the file changes",
     () => null,
     nonEmpty,
+  ),
+  option(
+    "historyDays",
+    "IPINTEL_HISTORY_DAYS",
+    "history-days",
+    "Days each update keeps of the security lists' history (first/last seen, ?at= answers); 0: none",
+    () => 365,
+    integerIn(0, 36_500),
   ),
 ] as const satisfies readonly AnyOptionSpec[];
 

@@ -12,6 +12,7 @@ import type { Currency, Flag, GeoLocation, LookupResult, UserAgent } from "../ty
 import { createConnectionOf, NO_CONNECTION } from "./connection.ts";
 import { effectiveCountry, toGeoLocation } from "./geo.ts";
 import { createOverride } from "./override.ts";
+import { createAsOf, securityAsOf } from "./as_of.ts";
 import { sharedPart } from "../shared_part.ts";
 
 export interface LookupDeps {
@@ -35,6 +36,8 @@ export interface LookupOptions {
   lang?: string | null;
   /** The `get` selection: the opt-in `risk` group is computed only when it names it. */
   selection?: { readonly risk: boolean } | null;
+  /** Answer `security` and `risk` from the lists as they stood at this time (src/history). */
+  at?: Date | null;
 }
 
 /** What one City record yields, computed once per record and language. */
@@ -102,6 +105,7 @@ export function createLookup(deps: LookupDeps): Lookup {
   // entries live exactly as long as the cached record does.
   const places = new WeakMap<CityRecord, Map<string, PlaceFacts>>();
   const overridden = data.location ? createOverride(languages) : null;
+  const asOf = createAsOf(data, now);
 
   const placeOf = (record: CityRecord, lang: string): PlaceFacts => {
     let byLang = places.get(record);
@@ -134,7 +138,8 @@ export function createLookup(deps: LookupDeps): Lookup {
       throw new NotFoundError(ip.address, reservedRangeName(ip));
     }
     const place = cityRecord ? placeOf(cityRecord, lang) : null;
-    const signals = risk.signals(ip, connection.asn_number);
+    const past = options.at ? asOf(options.at) : null;
+    const signals = (past?.risk ?? risk).signals(ip, connection.asn_number);
     if (seen) {
       seen.city = cityRecord;
       seen.signals = signals;
@@ -147,9 +152,11 @@ export function createLookup(deps: LookupDeps): Lookup {
       currency: place?.currency ?? EMPTY_CURRENCY,
       connection,
       userAgent: parseUserAgent(options.userAgent),
-      security: securityOf(signals),
+      security: past ? securityAsOf(securityOf(signals), past.asOf) : securityOf(signals),
     };
-    if (options.selection?.risk) result.risk = risk.explain(ip, connection.asn_number);
+    if (options.selection?.risk) {
+      result.risk = (past?.risk ?? risk).explain(ip, connection.asn_number);
+    }
     return result;
   };
 

@@ -5,6 +5,7 @@
  */
 
 import { DataUnavailableError } from "../errors.ts";
+import { type History, loadHistory } from "../history/history.ts";
 import { type MmdbDatabase, openMmdb } from "../mmdb/reader.ts";
 import { createTreeWalk, type TreeWalk } from "../mmdb/tree.ts";
 import {
@@ -82,6 +83,8 @@ export interface DataSet {
   /** The operator's geofeeds (`location` lists): answered ahead of the City database. */
   readonly location?: FeedMembership | null;
   readonly manifest: Manifest;
+  /** The security lists' kept history (first/last seen, `at` answers); null when none is kept. */
+  readonly history?: History | null;
   readonly installed: readonly InstalledSource[];
   readonly absent: readonly AbsentSource[];
   /**
@@ -248,11 +251,13 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
   if (anonymousIpSource) {
     facts.set(anonymousIpSource.name, { dataDate: anonymousIpSource.dataDate });
   }
+  const history = await loadHistory(dataDir);
   const risk = createRiskSource({
     ...Object.fromEntries(RISK_KINDS.map((kind) => [kind, feeds[kind]])),
     anonymousIp,
     anonymousIpName: anonymousIpSource?.name,
     facts,
+    seen: history?.seen,
   });
   const names = new Set(installed.map((s) => s.name));
   // A database kind has one source: an installed one (maybe under an older name, or the
@@ -281,6 +286,7 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
     risk,
     location: feeds.location,
     manifest,
+    history,
     installed,
     absent,
     incomplete: missing.length

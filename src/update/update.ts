@@ -19,8 +19,10 @@ import {
   type ManifestEntry,
   readManifest,
   removeUnnamed,
+  writeFileAtomic,
   writeManifest,
 } from "../sources/manifest.ts";
+import { recordHistory } from "../history/record.ts";
 import { redactUrls } from "../sources/redact_url.ts";
 import { isFeedKind, npmTarget, type SourceSpec } from "../sources/sources_file.ts";
 import { VERIFIER_VERSION, verifyMmdb } from "../sources/verify_mmdb.ts";
@@ -42,6 +44,8 @@ export interface UpdateOptions extends Omit<FetchContext, "dataDir"> {
   now?: () => Date;
   /** Wait for another writer of the data directory (default), or fail naming it. */
   waitForLock?: boolean;
+  /** Days of list history kept (src/history); default IPINTEL_HISTORY_DAYS. */
+  historyDays?: number;
 }
 
 export interface SourceOutcome {
@@ -207,6 +211,15 @@ async function updateLocked(options: UpdateOptions): Promise<SourceOutcome[]> {
   manifest.failures = failures;
   if (Object.keys(failures).length === 0) delete manifest.failures;
   checkAborted(options.signal, "The update");
+  // Before the manifest, so a server reloading on its switch reads this update's history too.
+  await recordHistory(dataDir, manifest, {
+    at: now(),
+    days: options.historyDays,
+    progress,
+    write: writeFileAtomic,
+    parse: (e, text) =>
+      fresh.get(entryName(e)) ?? parseFeed(e.format ?? "ip-list", text(), entryName(e), e),
+  });
   await writeManifest(dataDir, manifest);
   await removeUnnamed(dataDir, previous, manifest);
   return options.sources.map((s) => outcomes.get(s.name)!).filter(Boolean);
