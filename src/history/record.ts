@@ -100,14 +100,9 @@ export async function recordHistory<E extends InstalledList>(
           options.parse(entry, () => Deno.readTextFileSync(`${dataDir}/${download.file}`)),
       });
     }
-    const changes = advanceHistory(history, lists, Math.floor(options.at.getTime() / 1000), days);
-    const bytes = encodeHistory(history);
-    await options.write(path, bytes);
-    progress(
-      `history: ${changes.entered} entries entered, ${changes.left} left; ${
-        Object.keys(history.lists).length
-      } lists over ${history.runs.length} updates kept (${(bytes.length / 1024).toFixed(0)} KiB)`,
-    );
+    advanceHistory(history, lists, Math.floor(options.at.getTime() / 1000), days);
+    // Quiet when it works: the update's progress is one line per source.
+    await options.write(path, encodeHistory(history));
   } catch (error) {
     progress(`history: NOT recorded for this update: ${(error as Error)?.message ?? error}`);
   }
