@@ -225,18 +225,23 @@ function closeList(list: ListHistory, run: number, changes: RunChanges) {
 
 /**
  * Drops the intervals that ended at or before `cutoff` (epoch seconds): an
- * answer for a time from `cutoff` on needs none of them. Then drops the runs
- * before the oldest one still used, and moves `start` up to the cutoff.
+ * answer for a time from `cutoff` on needs none of them. Of the runs before
+ * the one in effect at `cutoff`, only those an entry entered at stay (its
+ * `firstSeen`); the indices are renumbered. `start` moves up to the cutoff.
  */
 function forget(history: HistoryData, cutoff: number) {
   const { runs } = history;
   const ended = (left: number) => runs[left]! <= cutoff;
-  let oldest = runs.length - 1;
+  // The run in effect at the cutoff, and every later one, stay: `lastSeen` reads the run
+  // before an interval's end, and every end kept is after the cutoff.
+  let inEffect = 0;
+  while (inEffect + 1 < runs.length && runs[inEffect + 1]! <= cutoff) inEffect++;
+  const used = new Set<number>();
   const keep = (intervals: number[]): number[] => {
     let from = 0;
     while (from + 1 < intervals.length && ended(intervals[from + 1]!)) from += 2;
     const kept = from === 0 ? intervals : intervals.slice(from);
-    if (kept.length) oldest = Math.min(oldest, kept[0]!);
+    for (let i = 0; i < kept.length && kept[i]! < inEffect; i += 2) used.add(kept[i]!);
     return kept;
   };
   for (const [name, list] of Object.entries(history.lists)) {
@@ -249,14 +254,21 @@ function forget(history: HistoryData, cutoff: number) {
     if (list.installed.length === 0) delete history.lists[name];
   }
   history.start = Math.max(history.start, cutoff);
-  if (oldest > 0) {
-    runs.splice(0, oldest);
-    const shift = (intervals: number[]) => {
-      for (let i = 0; i < intervals.length; i++) intervals[i] = intervals[i]! - oldest;
-    };
-    for (const list of Object.values(history.lists)) {
-      shift(list.installed);
-      Object.values(list.entries).forEach(shift);
+  if (used.size === inEffect) return; // every earlier run is still needed
+  const renumbered = new Map<number, number>();
+  const keptRuns: number[] = [];
+  runs.forEach((time, i) => {
+    if (i >= inEffect || used.has(i)) {
+      renumbered.set(i, keptRuns.length);
+      keptRuns.push(time);
     }
+  });
+  history.runs = keptRuns;
+  const renumber = (intervals: number[]) => {
+    for (let i = 0; i < intervals.length; i++) intervals[i] = renumbered.get(intervals[i]!)!;
+  };
+  for (const list of Object.values(history.lists)) {
+    renumber(list.installed);
+    Object.values(list.entries).forEach(renumber);
   }
 }
