@@ -14,6 +14,7 @@ import type { StreamFormat } from "../format/stream.ts";
 import { defineCommand } from "./command.ts";
 import { lookupStream } from "./lookup_stream.ts";
 import { createServices } from "../server/services.ts";
+import { parseAt } from "../history/at.ts";
 
 const LOOKUP_FLAGS = {
   ua: {
@@ -35,6 +36,12 @@ const LOOKUP_FLAGS = {
     type: "string",
     placeholder: "<format>",
     description: "json or ndjson (one data object per line, default), xml or csv (one document)",
+  },
+  at: {
+    type: "string",
+    placeholder: "<time>",
+    description:
+      "Answer security (and risk) from the lists as they stood at this ISO 8601 time (docs/history.md)",
   },
 } as const;
 
@@ -71,10 +78,12 @@ async function runLookup(
     // Checked before the data is opened: a typo is a usage error, like a bad flag.
     throw new UsageError(`Invalid --get: ${(error as Error).message}`);
   }
+  const at = readAt(flags.at);
   if (ips.includes("-") || (ips.length === 0 && stdinIsPiped())) {
     if (ips.length > 1) {
       throw new UsageError("Give addresses as arguments or - for standard input, not both");
     }
+    if (at) throw new UsageError("--at takes addresses as arguments, not standard input (yet)");
     const { lookup } = await createServices(config);
     return await lookupStream(lookup, {
       format: format === "json" ? "ndjson" : format,
@@ -95,6 +104,7 @@ async function runLookup(
         userAgent: flags.ua ?? null,
         lang: flags.lang ?? null,
         selection,
+        at,
       });
       const data = applySelection(result, selection);
       // JSON streams one line per address; XML and CSV are one document at the end.
@@ -117,6 +127,15 @@ async function runLookup(
     console.log(renderSuccess(data, format as OutputFormat).body.replace(/\r?\n$/, ""));
   }
   return failed ? 1 : 0;
+}
+
+/** `--at`: a malformed time is a usage error, like a bad flag. */
+function readAt(text: string | undefined): Date | null {
+  try {
+    return parseAt(text, "--at");
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
 }
 
 /** Unlike the API, which falls back to JSON, the CLI refuses an unknown format. */

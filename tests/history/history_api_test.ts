@@ -12,6 +12,7 @@ import { createLookup } from "../../src/lookup/lookup.ts";
 import { openDataSet } from "../../src/sources/data_set.ts";
 import { RESULT_LAYOUT } from "../../src/types.ts";
 import { createUserAgentParser } from "../../src/ua/parse.ts";
+import { runCli } from "../_cli.ts";
 import { feedSource, startFeedServer, update, writeBaseDataDir } from "../update/_feed_server.ts";
 
 const FIRST = new Date("2026-11-01T06:00:00Z");
@@ -130,6 +131,39 @@ Deno.test("acceptance: first/last seen, ?at= between two updates, before the his
     const future = await get(`/ip/${DROPPED}?at=2027-01-01`);
     assert.equal(future.status, 400);
     assert.match(future.json.message, /in the future/);
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
+
+Deno.test("ipintel lookup --at answers the lists of then; a malformed --at is a usage error", async () => {
+  const { dataDir } = await twoUpdates();
+  try {
+    const env = { IPINTEL_DATA_DIR: dataDir, IPINTEL_WORKERS: "1" };
+    const then = await runCli(
+      ["lookup", "--at", "2026-11-01T18:30:00Z", "--get", "isTor,risk.matches", DROPPED],
+      env,
+    );
+    assert.equal(then.code, 0, then.stderr);
+    assert.deepEqual(JSON.parse(then.stdout), {
+      ip: DROPPED,
+      isTor: true,
+      risk: {
+        matches: [{
+          source: "tor-exits",
+          kind: "tor",
+          network: DROPPED,
+          dataDate: null,
+          firstSeen: FIRST.toISOString(),
+          lastSeen: FIRST.toISOString(),
+        }],
+      },
+    });
+    const now = await runCli(["lookup", "--get", "isTor", DROPPED], env);
+    assert.deepEqual(JSON.parse(now.stdout), { ip: DROPPED, isTor: false });
+    const bad = await runCli(["lookup", "--at", "last tuesday", DROPPED], env);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /Invalid --at "last tuesday": expected an ISO 8601 time/);
   } finally {
     await Deno.remove(dataDir, { recursive: true });
   }
