@@ -5,6 +5,7 @@
  * read the current lists).
  */
 
+import { HistoryUnavailableError } from "../errors.ts";
 import { type ParsedIp, parseIp } from "../ip/parse.ts";
 import type { FeedMatch, FeedMembership, RiskKind } from "../risk/security.ts";
 import { decodeHistory, HISTORY_FILE, type HistoryData, isOpen, listedAt } from "./history_file.ts";
@@ -37,13 +38,15 @@ export interface History {
 }
 
 /**
- * The data directory's history, or null when none is kept. A file that cannot
- * be read is reported on standard error and treated as absent: the lookups
- * go on without first/last seen; the next update sets it aside and starts anew.
+ * The data directory's history, or null when none is kept. Only the file's
+ * bytes are read here: they are decoded at the first question (`get=risk`,
+ * `at`), so an isolate never asked holds a few compressed megabytes, not the
+ * decoded tables. A file that cannot be decoded then is reported once on
+ * standard error: `seen` answers null and `start` throws a 422 saying why.
  */
 export async function loadHistory(dataDir: string): Promise<History | null> {
   const path = `${dataDir}/${HISTORY_FILE}`;
-  let bytes: Uint8Array;
+  let bytes: Uint8Array | null;
   try {
     bytes = await Deno.readFile(path);
   } catch (error) {
@@ -51,13 +54,39 @@ export async function loadHistory(dataDir: string): Promise<History | null> {
     console.error(`history: cannot read ${path}: ${(error as Error).message}`);
     return null;
   }
-  try {
-    const data = decodeHistory(bytes, path);
-    return data.runs.length ? createHistory(data) : null;
-  } catch (error) {
-    console.error(`history: ${(error as Error).message}; answering without it`);
-    return null;
-  }
+  let decoded: History | Error | undefined;
+  const history = (): History | Error => {
+    if (decoded === undefined) {
+      try {
+        decoded = createHistory(decodeHistory(bytes!, path));
+      } catch (error) {
+        decoded = error as Error;
+        console.error(`history: ${decoded.message}; answering without it`);
+      }
+      bytes = null;
+    }
+    return decoded;
+  };
+  const usable = (): History => {
+    const h = history();
+    if (h instanceof Error) {
+      throw new HistoryUnavailableError(`The list history cannot be read: ${h.message}`);
+    }
+    return h;
+  };
+  return {
+    get start() {
+      return usable().start;
+    },
+    get updated() {
+      return usable().updated;
+    },
+    seen: (source, network) => {
+      const h = history();
+      return h instanceof Error ? null : h.seen(source, network);
+    },
+    listsAt: (time) => usable().listsAt(time),
+  };
 }
 
 /** One entry of one list, placed in the index. */

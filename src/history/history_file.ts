@@ -85,6 +85,7 @@ function checkHistory(json: unknown): string | null {
   ) {
     return "runs must be increasing whole numbers of seconds";
   }
+  if (runs.length === 0) return "no update is recorded";
   if (typeof h.lists !== "object" || h.lists === null || Array.isArray(h.lists)) {
     return "lists must be an object";
   }

@@ -118,7 +118,9 @@ Deno.test("an absent history is rebuilt from the lists installed now; days 0 rem
     });
 
     await Deno.writeTextFile(path, "garbage");
-    assert.equal(await loadHistory(dir), null, "the server answers without it");
+    const unreadable = (await loadHistory(dir))!;
+    assert.equal(unreadable.seen("tor-exits", "1.1.1.1"), null, "the server answers without it");
+    assert.throws(() => unreadable.start, /^AppError: The list history cannot be read: /);
     const lines: string[] = [];
     await record(3, 365, (line) => lines.push(line));
     assert.match(
