@@ -67,43 +67,43 @@ const SOURCES: {
   name: string;
   kind: RiskKind;
   format: SourceFormat;
-  file: string;
-  churn: string;
+  /** Its churn, a key of CHURN. */
+  profile: string;
 }[] = [
   {
     name: "tor-exits",
     kind: "tor",
     format: "ip-list",
     file: "tor_bulk_exit_list.txt",
-    churn: "tor",
+    profile: "tor",
   },
   {
     name: "x4bnet-vpn-ipv4",
     kind: "vpn",
     format: "ip-list",
     file: "x4bnet_vpn_ipv4.txt",
-    churn: "x4bnet",
+    profile: "x4bnet",
   },
   {
     name: "x4bnet-vpn-ipv6",
     kind: "vpn",
     format: "ip-list",
     file: "x4bnet_vpn_ipv6.txt",
-    churn: "x4bnet",
+    profile: "x4bnet",
   },
   {
     name: "firehol-level1",
     kind: "threat",
     format: "ip-list",
     file: "firehol_level1.netset",
-    churn: "firehol",
+    profile: "firehol",
   },
   {
     name: "spamhaus-drop-v4",
     kind: "threat",
     format: "drop-json",
     file: "spamhaus_drop_v4.json",
-    churn: "drop",
+    profile: "drop",
   },
   // The snapshot is DROPv6's older text form: the same entries.
   {
@@ -111,65 +111,71 @@ const SOURCES: {
     kind: "threat",
     format: "ip-list",
     file: "spamhaus_dropv6.txt",
-    churn: "drop",
+    profile: "drop",
   },
-  { name: "ipsum", kind: "threat", format: "ipsum", file: "stamparm_ipsum.txt", churn: "ipsum" },
+  { name: "ipsum", kind: "threat", format: "ipsum", file: "stamparm_ipsum.txt", profile: "ipsum" },
   {
     name: "x4bnet-datacenter-ipv4",
     kind: "hosting",
     format: "ip-list",
     file: "x4bnet_datacenter_ipv4.txt",
-    churn: "x4bnet",
+    profile: "x4bnet",
   },
   {
     name: "x4bnet-datacenter-ipv6",
     kind: "hosting",
     format: "ip-list",
     file: "x4bnet_datacenter_ipv6.txt",
-    churn: "x4bnet",
+    profile: "x4bnet",
   },
-  { name: "aws", kind: "hosting", format: "aws-json", file: "aws_ip-ranges.json", churn: "cloud" },
+  {
+    name: "aws",
+    kind: "hosting",
+    format: "aws-json",
+    file: "aws_ip-ranges.json",
+    profile: "cloud",
+  },
   {
     name: "google-cloud",
     kind: "hosting",
     format: "google-json",
     file: "google_cloud.json",
-    churn: "cloud",
+    profile: "cloud",
   },
   {
     name: "oracle-cloud",
     kind: "hosting",
     format: "oracle-json",
     file: "oracle_public_ip_ranges.json",
-    churn: "cloud",
+    profile: "cloud",
   },
   {
     name: "azure",
     kind: "hosting",
     format: "azure-json",
     file: "azure_servicetags_public.json",
-    churn: "cloud",
+    profile: "cloud",
   },
   {
     name: "cloudflare-ipv4",
     kind: "hosting",
     format: "ip-list",
     file: "cloudflare_ips-v4.txt",
-    churn: "cloud",
+    profile: "cloud",
   },
   {
     name: "cloudflare-ipv6",
     kind: "hosting",
     format: "ip-list",
     file: "cloudflare_ips-v6.txt",
-    churn: "cloud",
+    profile: "cloud",
   },
   {
     name: "icloud-private-relay",
     kind: "relay",
     format: "geofeed",
     file: "icloud_private_relay_egress-ip-ranges.csv",
-    churn: "relay",
+    profile: "relay",
   },
 ];
 
@@ -217,7 +223,7 @@ const lists = new Map<string, Simulated & (typeof SOURCES)[number]>();
 for (const source of SOURCES) {
   const text = await Deno.readTextFile(`${feedsDir}/${source.file}`);
   const feed = parseFeed(source.format, text, source.name);
-  const churn = CHURN[source.churn]!;
+  const churn = CHURN[source.profile]!;
   lists.set(source.name, {
     ...source,
     current: keysOf(feed),
