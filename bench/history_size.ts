@@ -67,6 +67,7 @@ const SOURCES: {
   name: string;
   kind: RiskKind;
   format: SourceFormat;
+  file: string;
   /** Its churn, a key of CHURN. */
   profile: string;
 }[] = [
