@@ -13,6 +13,7 @@ import { createConnectionOf, NO_CONNECTION } from "./connection.ts";
 import { effectiveCountry, toGeoLocation } from "./geo.ts";
 import { createOverride } from "./override.ts";
 import { createAsOf, securityAsOf } from "./as_of.ts";
+import { createMatchedNetworks } from "./matched_networks.ts";
 import { sharedPart } from "../shared_part.ts";
 
 export interface LookupDeps {
@@ -34,8 +35,8 @@ export interface LookupOptions {
    * `zh` → `zh-CN`, `pt` → `pt-BR`); names it lacks fall back to English.
    */
   lang?: string | null;
-  /** The `get` selection: the opt-in `risk` group is computed only when it names it. */
-  selection?: { readonly risk: boolean } | null;
+  /** The `get` selection: the opt-in `risk` and `network` are computed only when it names them. */
+  selection?: { readonly risk: boolean; readonly network?: boolean } | null;
   /** Answer `security` and `risk` from the lists as they stood at this time (src/history). */
   at?: Date | null;
 }
@@ -106,6 +107,7 @@ export function createLookup(deps: LookupDeps): Lookup {
   const places = new WeakMap<CityRecord, Map<string, PlaceFacts>>();
   const overridden = data.location ? createOverride(languages) : null;
   const asOf = createAsOf(data, now);
+  const matchedNetworks = createMatchedNetworks(data, risk);
 
   const placeOf = (record: CityRecord, lang: string): PlaceFacts => {
     let byLang = places.get(record);
@@ -157,6 +159,7 @@ export function createLookup(deps: LookupDeps): Lookup {
     if (options.selection?.risk) {
       result.risk = (past?.risk ?? risk).explain(ip, connection.asn_number);
     }
+    if (options.selection?.network) result.network = matchedNetworks(ip, connection.asn_number);
     return result;
   };
 

@@ -109,6 +109,7 @@ export function instrument(options: InstrumentOptions): Instrumentation {
         durationMs: seconds * 1000,
         bytes,
         client: client(c.env, c.req.raw.headers),
+        dataVersion: c.get("served")?.data.version.id ?? null,
       }));
     };
     if (isStreamedResponse(response)) {

@@ -13,6 +13,7 @@ import { LineWriter } from "../ops/access_log.ts";
 import { instrument } from "../ops/instrument.ts";
 import { Metrics, type SharedCounts } from "../ops/metrics.ts";
 import { createReadiness, type ReadinessCheck } from "../ops/readiness.ts";
+import { dataDirWriteProblem } from "./data_dir.ts";
 import type { Services } from "./services.ts";
 
 type ServerConfig = Pick<
@@ -27,6 +28,9 @@ type ServerConfig = Pick<
   | "logFullIp"
 >;
 
+/** How long `/status` trusts its last look at whether the data directory can be written. */
+const DATA_DIR_CHECK_MS = 10_000;
+
 export interface ServerOptions {
   config: ServerConfig;
   access?: AccessControl;
@@ -40,6 +44,8 @@ export interface ServerOptions {
   writeError?: (text: string) => void;
   /** Counts shared with the other workers of the server (absent: this isolate's own). */
   sharedCounts?: SharedCounts;
+  /** The data directory updates install into, checked for `/status` (absent: none, as on Deploy). */
+  dataDir?: string;
 }
 
 export interface Server {
@@ -92,6 +98,9 @@ export function createServer(options: ServerOptions): Server {
       ? { render: () => metrics.render(), token: config.metricsToken }
       : undefined,
     instrumentation,
+    dataDirectory: options.dataDir === undefined
+      ? undefined
+      : remembered(DATA_DIR_CHECK_MS, () => dataDirWriteProblem(options.dataDir!)),
   });
   return {
     handler: app.fetch,
@@ -105,5 +114,15 @@ export function createServer(options: ServerOptions): Server {
     inFlight: instrumentation.inFlight,
     whenIdle: instrumentation.whenIdle,
     flushLog: () => log.flush(),
+  };
+}
+
+/** `check`'s last answer, asked again once it is older than `ms`. */
+function remembered<T>(ms: number, check: () => Promise<T>): () => Promise<T> {
+  let last: { at: number; answer: Promise<T> } | null = null;
+  return () => {
+    const now = Date.now();
+    if (last === null || now - last.at > ms) last = { at: now, answer: check() };
+    return last.answer;
   };
 }
