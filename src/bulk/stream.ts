@@ -44,6 +44,10 @@ export interface Grant {
 export interface BulkOptions {
   lookup: Lookup;
   lang: string | null;
+  /** The `get` selection: the opt-in groups (`risk`, `network`) are computed only when named. */
+  selection?: LookupOptions["selection"];
+  /** Answer `security` and `risk` from the lists as they stood at this time (src/history). */
+  at?: Date | null;
   /** The user agent for every item, read when the first batch is looked up (a body may carry it). */
   userAgent: () => string | null;
   /** Charges units to the caller (absent: unlimited). */
@@ -119,7 +123,12 @@ export async function* answerBulk(
         // Fewer units than asked without a refusal: the rest of the batch is charged next.
         const granted = grant ? Math.min(grant.units, batch.length) : batch.length;
         from += granted;
-        lookupOptions ??= { userAgent: options.userAgent(), lang: options.lang };
+        lookupOptions ??= {
+          userAgent: options.userAgent(),
+          lang: options.lang,
+          selection: options.selection,
+          at: options.at,
+        };
         const out = new Array<BulkItem>(granted);
         for (let i = 0; i < granted; i++) {
           out[i] = options.failInPlace

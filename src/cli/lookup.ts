@@ -16,6 +16,7 @@ import { lookupStream } from "./lookup_stream.ts";
 import { createServices, type SharedParts } from "../server/services.ts";
 import { createEnrichment } from "../enrich/warm.ts";
 import { createUserAgentParser } from "../ua/parse.ts";
+import { parseAt } from "../history/at.ts";
 
 const LOOKUP_FLAGS = {
   ua: {
@@ -37,6 +38,12 @@ const LOOKUP_FLAGS = {
     type: "string",
     placeholder: "<format>",
     description: "json or ndjson (one data object per line, default), xml or csv (one document)",
+  },
+  at: {
+    type: "string",
+    placeholder: "<time>",
+    description:
+      "Answer security (and risk) from the lists as they stood at this ISO 8601 time (docs/history.md)",
   },
 } as const;
 
@@ -73,6 +80,7 @@ async function runLookup(
     // Checked before the data is opened: a typo is a usage error, like a bad flag.
     throw new UsageError(`Invalid --get: ${(error as Error).message}`);
   }
+  const at = readAt(flags.at);
   if (ips.includes("-") || (ips.length === 0 && stdinIsPiped())) {
     if (ips.length > 1) {
       throw new UsageError("Give addresses as arguments or - for standard input, not both");
@@ -83,6 +91,7 @@ async function runLookup(
       selection,
       userAgent: flags.ua ?? null,
       lang: flags.lang ?? null,
+      at,
     });
   }
   if (ips.length === 0) {
@@ -97,6 +106,7 @@ async function runLookup(
         userAgent: flags.ua ?? null,
         lang: flags.lang ?? null,
         selection,
+        at,
       });
       const data = applySelection(result, selection);
       // JSON streams one line per address; XML and CSV are one document at the end.
@@ -143,6 +153,15 @@ function streamConfig(config: Config): Config {
  */
 function lazyParts(): SharedParts {
   return { enrichment: createEnrichment({ warm: false }), parseUserAgent: createUserAgentParser() };
+}
+
+/** `--at`: a malformed time is a usage error, like a bad flag. */
+function readAt(text: string | undefined): Date | null {
+  try {
+    return parseAt(text, "--at");
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
 }
 
 /** Unlike the API, which falls back to JSON, the CLI refuses an unknown format. */

@@ -17,6 +17,8 @@ export interface StreamLookupOptions {
   selection: FieldSelection | null;
   userAgent: string | null;
   lang: string | null;
+  /** `--at`: the security lists as they stood then (null: now). */
+  at?: Date | null;
   /** Where the lines come from and the answer goes (tests pass their own). */
   input?: ReadableStream<Uint8Array>;
   output?: WritableStream<Uint8Array>;
@@ -40,6 +42,8 @@ export async function lookupStream(lookup: Lookup, options: StreamLookupOptions)
   const events = answerBulk(input, {
     lookup,
     lang: options.lang,
+    selection: options.selection,
+    at: options.at,
     userAgent: () => options.userAgent,
     failInPlace: true,
   });

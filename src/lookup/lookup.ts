@@ -29,6 +29,7 @@ import type {
 import { createConnectionOf, NO_CONNECTION } from "./connection.ts";
 import { effectiveCountry, toGeoLocation } from "./geo.ts";
 import { createOverride } from "./override.ts";
+import { createAsOf, securityAsOf } from "./as_of.ts";
 import { createMatchedNetworks } from "./matched_networks.ts";
 import { sharedPart } from "../shared_part.ts";
 
@@ -53,6 +54,8 @@ export interface LookupOptions {
   lang?: string | null;
   /** The `get` selection: the opt-in `risk` and `network` are computed only when it names them. */
   selection?: { readonly risk: boolean; readonly network?: boolean } | null;
+  /** Answer `security` and `risk` from the lists as they stood at this time (src/history). */
+  at?: Date | null;
 }
 
 /** What one City record yields, computed once per record and language. */
@@ -130,6 +133,7 @@ export function createLookup(deps: LookupDeps): Lookup {
   let lastLang = "";
   let lastPlaces = new WeakMap<CityRecord, PlaceFacts>();
   const overridden = data.location ? createOverride(languages) : null;
+  const asOf = createAsOf(data, now);
   const matchedNetworks = createMatchedNetworks(data, risk);
 
   // A country's flag and currency, one shared part each per country and language, so
@@ -195,7 +199,8 @@ export function createLookup(deps: LookupDeps): Lookup {
     // the operator's geofeed does.
     if (!cityRecord && connection === NO_CONNECTION) return null;
     const place = cityRecord ? placeOf(cityRecord, lang) : null;
-    const signals = risk.signals(ip, connection.asn_number);
+    const past = options.at ? asOf(options.at) : null;
+    const signals = (past?.risk ?? risk).signals(ip, connection.asn_number);
     // Without feeds every address has the same signals object: its verdict is kept.
     if (signals !== lastSignals) {
       lastSignals = signals;
@@ -213,9 +218,11 @@ export function createLookup(deps: LookupDeps): Lookup {
       currency: place?.currency ?? EMPTY_CURRENCY,
       connection,
       userAgent: parseUserAgent(options.userAgent),
-      security: lastSecurity!,
+      security: past ? securityAsOf(lastSecurity!, past.asOf) : lastSecurity!,
     };
-    if (options.selection?.risk) result.risk = risk.explain(ip, connection.asn_number);
+    if (options.selection?.risk) {
+      result.risk = (past?.risk ?? risk).explain(ip, connection.asn_number);
+    }
     if (options.selection?.network) result.network = matchedNetworks(ip, connection.asn_number);
     return result;
   };
