@@ -14,28 +14,9 @@
 
 import { compileFeeds } from "../src/update/feed_compile.ts";
 import { parseFeed } from "../src/update/feed_parse.ts";
+import { randomIpv4List } from "../tests/update/_big_list.ts";
 
 const MB = 1_000_000;
-
-/** Deterministic list text of `bytes` length at most: distinct-looking random IPv4 addresses. */
-export function randomIpv4List(bytes: number, seed = 1): string {
-  const lines: string[] = [];
-  let length = 0;
-  let x = seed >>> 0 || 1;
-  for (;;) {
-    // xorshift32: cheap and reproducible.
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    const line = `${x >>> 24}.${(x >>> 16) & 255}.${(x >>> 8) & 255}.${x & 255}\n`;
-    if (length + line.length > bytes) break;
-    lines.push(line);
-    length += line.length;
-  }
-  return lines.join("");
-}
 
 /** `VmHWM` and `VmRSS` of this process, in bytes (Linux). */
 function memory(): { peak: number; rss: number } {

@@ -88,22 +88,25 @@ const scratch = new DataView(new ArrayBuffer(8));
 
 /** Appends a utf8_string. */
 export function writeString(w: ByteWriter, s: string): void {
-  let ascii = true;
-  for (let i = 0; i < s.length; i++) {
-    if (s.charCodeAt(i) > 0x7f) {
-      ascii = false;
-      break;
+  // Written as ASCII (one byte a unit, the usual case), redone as UTF-8 at the first other unit.
+  const start = w.len;
+  const n = s.length;
+  writeHeader(w, T_STRING, n);
+  w.ensure(n);
+  const buf = w.buf;
+  let o = w.len;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c > 0x7f) {
+      w.len = start;
+      const b = utf8.encode(s);
+      writeHeader(w, T_STRING, b.length);
+      w.bytes(b);
+      return;
     }
+    buf[o++] = c;
   }
-  if (!ascii) {
-    const b = utf8.encode(s);
-    writeHeader(w, T_STRING, b.length);
-    w.bytes(b);
-    return;
-  }
-  writeHeader(w, T_STRING, s.length);
-  w.ensure(s.length);
-  for (let i = 0; i < s.length; i++) w.buf[w.len++] = s.charCodeAt(i);
+  w.len = o;
 }
 
 /** Appends an unsigned (or non-negative int32) integer in the fewest bytes. */

@@ -62,6 +62,9 @@ export function writeIntervalTree(
   return out;
 }
 
+/** 2^n for n = 0..32. */
+const POW2 = Float64Array.from({ length: 33 }, (_, n) => 2 ** n);
+
 /** Run values besides data offsets. */
 const EMPTY = -1;
 const ALIAS = -2;
@@ -208,11 +211,13 @@ class Runs {
       block[2] = lo[2]!;
       const end = hi[3]!;
       for (let x = lo[3]!; x <= end;) {
-        let bits = x === 0 ? 32 : 31 - Math.clz32(x & -x);
-        while (bits > 0 && x + 2 ** bits - 1 > end) bits--;
+        // Aligned at x, and no longer than what is left (2^32 left only when x is 0).
+        const aligned = x === 0 ? 32 : 31 - Math.clz32(x & -x);
+        const left = end - x + 1;
+        const bits = Math.min(aligned, left === 2 ** 32 ? 32 : 31 - Math.clz32(left));
         block[3] = x;
         this.tree.leaf(block, 128 - bits, value);
-        x += 2 ** bits;
+        x += POW2[bits]!;
       }
       return;
     }
