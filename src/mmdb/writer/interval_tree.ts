@@ -43,12 +43,16 @@ export function writeIntervalTree(
   const data = dataSection();
   const nodeCount = counted.nodes;
   const recordSize = options.recordSize ?? pickRecordSize(nodeCount, data.length);
-  const meta = metadataSection({
-    databaseType: options.databaseType,
-    languages: options.languages ?? [],
-    description: options.description ?? { en: options.databaseType },
-    buildEpoch: options.buildEpoch ?? Math.floor(Date.now() / 1000),
-  }, nodeCount, recordSize);
+  const meta = metadataSection(
+    {
+      databaseType: options.databaseType,
+      languages: options.languages ?? [],
+      description: options.description ?? { en: options.databaseType },
+      buildEpoch: options.buildEpoch ?? Math.floor(Date.now() / 1000),
+    },
+    nodeCount,
+    recordSize,
+  );
   const treeSize = (nodeCount * recordSize) / 4;
   const out = new Uint8Array(treeSize + 16 + data.length + METADATA_MARKER.length + meta.length);
   const written = new TreeStream(out, nodeCount, recordSize);
@@ -108,7 +112,9 @@ class TreeStream {
         return;
       }
       const index = this.nodeCount - 1 - this.nodes++;
-      if (this.out) writeNode(this.out, index * this.#bytes, this.recordSize, this.#left[d]!, record);
+      if (this.out) {
+        writeNode(this.out, index * this.#bytes, this.recordSize, this.#left[d]!, record);
+      }
       record = index;
       if (d === 96 && start[0] === 0 && start[1] === 0 && start[2] === 0) this.#ipv4 = index;
       if (d === 0) return;
@@ -224,4 +230,3 @@ class Runs {
     cidrBlocks(lo, hi, (start, length) => this.tree.leaf(start, length, value));
   }
 }
-
