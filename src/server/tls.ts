@@ -125,7 +125,7 @@ export function checkTlsPair(pair: TlsPair, certPath: string, keyPath: string): 
 /** The PEM blocks of `text`, in order. Throws on a BEGIN line without its END line. */
 function pemBlocks(text: string, where: string): { label: string; pem: string }[] {
   const blocks: { label: string; pem: string }[] = [];
-  const pattern = /-----BEGIN ([^-\r\n]+)-----[\s\S]*?-----END ([^-\r\n]+)-----/g;
+  const pattern = /-----BEGIN ([A-Z0-9 ]+)-----[\s\S]*?-----END ([A-Z0-9 ]+)-----/g;
   for (const match of text.matchAll(pattern)) {
     if (match[1] !== match[2]) {
       throw new ConfigError(
