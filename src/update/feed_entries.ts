@@ -118,8 +118,10 @@ class Growing {
           `the lists cut into more than ${MAX_ENTRIES} networks (ranges count as their CIDRs)`,
         );
       }
-      this.keys = grow(this.keys, Uint32Array);
       this.matchOf = grow(this.matchOf, Uint32Array);
+      const keys = new Uint32Array(8 * this.matchOf.length);
+      keys.set(this.keys);
+      this.keys = keys;
     }
     const at = 8 * this.count;
     this.keys.set(first, at);
@@ -128,6 +130,7 @@ class Growing {
   }
 }
 
+/** A copy half as long again. */
 function grow<T extends Uint32Array | Int32Array | Uint16Array>(
   array: T,
   Kind: { new (length: number): T },
