@@ -17,7 +17,7 @@
 import { type IntervalSource, writeIntervalTree } from "../mmdb/writer/interval_tree.ts";
 import { decrement, increment } from "../mmdb/writer/key_math.ts";
 import type { FeedKind } from "../sources/manifest.ts";
-import { FeedData } from "./feed_data.ts";
+import { FeedData, NONE } from "./feed_data.ts";
 import { buildEntries, type EntryTable, type NamedFeed } from "./feed_entries.ts";
 
 export type { NamedFeed } from "./feed_entries.ts";
@@ -41,7 +41,7 @@ export function compileFeeds(kind: FeedKind, feeds: readonly NamedFeed[]): Compi
   if (withNetworks.length) {
     const table = buildEntries(withNetworks);
     const data = new FeedData(withNetworks, table);
-    tree = writeIntervalTree(nestedIntervals(table, data), () => data.bytes(), {
+    tree = writeIntervalTree(nestedIntervals(table, data), () => data.chunks(), {
       databaseType: feedDatabaseType(kind),
       description: { en: `${kind} networks from ${withNetworks.map((f) => f.name).join(", ")}` },
     });
@@ -71,12 +71,12 @@ export function compileFeeds(kind: FeedKind, feeds: readonly NamedFeed[]): Compi
  */
 function nestedIntervals(table: EntryTable, data: FeedData): IntervalSource {
   const { count, keys, matchOf, lineOf } = table;
-  const recordAt = new Float64Array(count).fill(-1);
+  const recordAt = new Uint32Array(count).fill(NONE);
   // Pieces of one range under the same enclosing entry share their record.
   const rangeRecords = new Map<string, number>();
   const recordOf = (stack: readonly number[]): number => {
     const top = stack.at(-1)!;
-    if (recordAt[top]! >= 0) return recordAt[top]!;
+    if (recordAt[top] !== NONE) return recordAt[top]!;
     const match = matchOf[top]!;
     const shareKey = lineOf[match]! < 0 ? `${match},${stack.at(-2) ?? -1}` : null;
     let at = shareKey === null ? undefined : rangeRecords.get(shareKey);

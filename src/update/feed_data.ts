@@ -8,7 +8,7 @@
  */
 
 import {
-  ByteWriter,
+  ChunkedByteWriter,
   pointerLength,
   writeArrayHeader,
   writeMapHeader,
@@ -20,40 +20,43 @@ import type { EntryTable, NamedFeed } from "./feed_entries.ts";
 /** Distinct strings kept for pointers: a hostile list of unique cities must not grow it for ever. */
 const MAX_SHARED_STRINGS = 65_536;
 
+/** "Not written yet": data offsets stay below it (the pointer limit). */
+export const NONE = 0xffffffff;
+
 const PLACE_KEYS = ["country", "region", "city", "postal"] as const;
 
 export class FeedData {
-  readonly w = new ByteWriter(1 << 20);
-  /** Offset of each match's map, -1 until written. */
-  readonly #matchAt: Float64Array;
+  readonly w = new ChunkedByteWriter();
+  /** Offset of each match's map, NONE until written. */
+  readonly #matchAt: Uint32Array;
   readonly #strings = new Map<string, number>();
 
   constructor(readonly feeds: readonly NamedFeed[], readonly table: EntryTable) {
-    this.#matchAt = new Float64Array(table.listOf.length).fill(-1);
+    this.#matchAt = new Uint32Array(table.listOf.length).fill(NONE);
   }
 
   /** Writes `{matches: [...]}` for these matches, the most specific first; returns its offset. */
   record(matches: readonly number[]): number {
     const w = this.w;
-    const at = w.len;
+    const at = w.offset;
     writeMapHeader(w, 1);
     this.#shared("matches");
     writeArrayHeader(w, matches.length);
     for (const m of matches) this.#match(m);
-    if (w.len > 0xffffffff) throw new Error("the data section exceeds 4 GiB (pointer limit)");
+    if (w.offset >= 0xffffffff) throw new Error("the data section exceeds 4 GiB (pointer limit)");
     return at;
   }
 
-  /** The data section's bytes. */
-  bytes(): Uint8Array {
-    return this.w.buf.subarray(0, this.w.len);
+  /** The data section's bytes, in chunks; the writer lets them go. */
+  chunks(): Uint8Array[] {
+    return this.w.chunks();
   }
 
   #match(m: number): void {
     const w = this.w;
     const at = this.#matchAt[m]!;
-    if (at >= 0) return writePointer(w, at);
-    this.#matchAt[m] = w.len;
+    if (at !== NONE) return writePointer(w, at);
+    this.#matchAt[m] = w.offset;
     const { name, feed } = this.feeds[this.table.listOf[m]!]!;
     const line = this.table.lineOf[m]!;
     const range = line < 0 ? feed.ranges[-1 - line]! : null;
@@ -75,7 +78,7 @@ export class FeedData {
     const w = this.w;
     const at = this.#strings.get(s);
     if (at !== undefined && pointerLength(at) <= s.length) return writePointer(w, at);
-    if (at === undefined && this.#strings.size < MAX_SHARED_STRINGS) this.#strings.set(s, w.len);
+    if (at === undefined && this.#strings.size < MAX_SHARED_STRINGS) this.#strings.set(s, w.offset);
     writeString(w, s);
   }
 }

@@ -30,19 +30,22 @@ export type IntervalSource = (
 ) => void;
 
 /**
- * Builds the database: tree section, separator, data section, metadata. `dataSection`
- * is asked for after the first pass (which may be what writes the data).
+ * Builds the database: tree section, separator, data section, metadata.
+ * `dataSection` is asked for after the first pass (which may be what writes
+ * the data): its chunks, in order, copied into the output before the second
+ * pass so the caller's copy can go.
  */
 export function writeIntervalTree(
   source: IntervalSource,
-  dataSection: () => Uint8Array,
+  dataSection: () => Uint8Array[],
   options: WriterOptions,
 ): Uint8Array {
   const counted = new TreeStream(null, 0, 24);
   walkRuns(source, counted);
-  const data = dataSection();
   const nodeCount = counted.nodes;
-  const recordSize = options.recordSize ?? pickRecordSize(nodeCount, data.length);
+  const chunks = dataSection();
+  const dataSize = chunks.reduce((n, chunk) => n + chunk.length, 0);
+  const recordSize = options.recordSize ?? pickRecordSize(nodeCount, dataSize);
   const meta = metadataSection(
     {
       databaseType: options.databaseType,
@@ -54,17 +57,24 @@ export function writeIntervalTree(
     recordSize,
   );
   const treeSize = (nodeCount * recordSize) / 4;
-  const out = new Uint8Array(treeSize + 16 + data.length + METADATA_MARKER.length + meta.length);
+  const out = new Uint8Array(treeSize + 16 + dataSize + METADATA_MARKER.length + meta.length);
+  let at = treeSize + 16;
+  for (const chunk of chunks.splice(0)) {
+    out.set(chunk, at);
+    at += chunk.length;
+  }
+  out.set(METADATA_MARKER, at);
+  out.set(meta, at + METADATA_MARKER.length);
   const written = new TreeStream(out, nodeCount, recordSize);
   walkRuns(source, written);
   if (written.nodes !== nodeCount) {
     throw new Error("writeIntervalTree: the intervals changed between the two passes");
   }
-  out.set(data, treeSize + 16);
-  out.set(METADATA_MARKER, treeSize + 16 + data.length);
-  out.set(meta, treeSize + 16 + data.length + METADATA_MARKER.length);
   return out;
 }
+
+/** The last IPv4 address in the tree, ::255.255.255.255. */
+const IPV4_LAST = new Uint32Array([0, 0, 0, 0xffffffff]);
 
 /** 2^n for n = 0..32. */
 const POW2 = Float64Array.from({ length: 33 }, (_, n) => 2 ** n);
@@ -194,6 +204,8 @@ class Runs {
   }
 
   #run(lo: Uint32Array, hi: Uint32Array, value: number): void {
+    // An alias of a uniform IPv4 space is that space's value, and merges like any run.
+    if (value === ALIAS && this.#ipv4 !== null) value = this.#ipv4;
     if (this.#pending && value === this.#value && value !== ALIAS) {
       this.#hi.set(hi);
       return;
@@ -205,11 +217,26 @@ class Runs {
     this.#pending = true;
   }
 
+  /** The value of the whole IPv4 space (::/96) when one run covers it; null when it is split. */
+  get #ipv4(): number | null {
+    const lo = this.#pending ? this.#lo : null;
+    if (lo && lo[0] === 0 && lo[1] === 0 && lo[2] === 0 && lo[3] === 0) {
+      return compare(this.#hi, IPV4_LAST) >= 0 ? this.#value : null;
+    }
+    return this.#ipv4Flushed;
+  }
+
+  /** What #ipv4 is once the run holding address 0 has been cut into blocks. */
+  #ipv4Flushed: number | null = null;
+
   /** Cuts the pending run into its largest aligned blocks, in order. */
   #flush(): void {
     if (!this.#pending) return;
     this.#pending = false;
     const lo = this.#lo, hi = this.#hi, value = this.#value, block = this.#block;
+    if (lo[0] === 0 && lo[1] === 0 && lo[2] === 0 && lo[3] === 0) {
+      this.#ipv4Flushed = compare(hi, IPV4_LAST) >= 0 ? value : null;
+    }
     if (lo[0] === hi[0] && lo[1] === hi[1] && lo[2] === hi[2]) {
       // Within one /96 (all of IPv4): plain numbers on the last word.
       block[0] = lo[0]!;
