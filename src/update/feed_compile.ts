@@ -29,22 +29,57 @@ export interface CompiledFeeds {
   asns: Uint8Array | null;
 }
 
+/**
+ * The largest tree a kind compiles to (the server holds it in memory). The
+ * largest real one, Apple's full Private Relay geofeed, takes under 100 MB;
+ * a list of millions of random addresses takes more (about 110 bytes an IPv4
+ * address, 700 an IPv6 one: a node per bit of each path) and is refused
+ * after the count, before the tree is allocated.
+ */
+export const MAX_TREE_BYTES = 256_000_000;
+
 /** The `database_type` of a compiled feed tree. */
 export function feedDatabaseType(kind: FeedKind): string {
   return `ipintel-${kind}`;
 }
 
-/** Compiles the feeds of a kind; membership is the union of the lists. */
-export function compileFeeds(kind: FeedKind, feeds: readonly NamedFeed[]): CompiledFeeds {
+/** Bounds of one compile (tests lower them). */
+export interface CompileLimits {
+  /** Default MAX_ENTRIES. */
+  maxEntries?: number;
+  /** Default MAX_TREE_BYTES. */
+  maxTreeBytes?: number;
+}
+
+/**
+ * Compiles the feeds of a kind; membership is the union of the lists. Throws,
+ * naming the lists, past the limits.
+ */
+export function compileFeeds(
+  kind: FeedKind,
+  feeds: readonly NamedFeed[],
+  limits: CompileLimits = {},
+): CompiledFeeds {
   const withNetworks = feeds.filter(({ feed }) => feed.networks.length || feed.ranges.length);
   let tree: Uint8Array | null = null;
   if (withNetworks.length) {
-    const table = buildEntries(withNetworks);
+    const names = withNetworks.map((f) => f.name).join(", ");
+    let table: EntryTable;
+    try {
+      table = buildEntries(withNetworks, limits.maxEntries);
+    } catch (error) {
+      throw new Error(`the ${kind} lists (${names}) do not compile: ${(error as Error).message}`);
+    }
     const data = new FeedData(withNetworks, table);
-    tree = writeIntervalTree(nestedIntervals(table, data), () => data.chunks(), {
-      databaseType: feedDatabaseType(kind),
-      description: { en: `${kind} networks from ${withNetworks.map((f) => f.name).join(", ")}` },
-    });
+    try {
+      tree = writeIntervalTree(nestedIntervals(table, data), () => data.chunks(), {
+        databaseType: feedDatabaseType(kind),
+        description: { en: `${kind} networks from ${names}` },
+        maxBytes: limits.maxTreeBytes ?? MAX_TREE_BYTES,
+      });
+    } catch (error) {
+      throw new Error(`the ${kind} lists (${names}) do not compile: ${(error as Error).message}`);
+    }
   }
   const byAsn = new Map<number, string[]>();
   for (const { name, feed } of feeds) {

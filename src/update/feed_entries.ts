@@ -21,11 +21,11 @@ export interface NamedFeed {
 }
 
 /**
- * The most entries one kind compiles (ranges cut into CIDRs): about 60 bytes
- * each while compiling. A list at the 64 MB cap holds at most 8M lines; a
- * range list can cut into far more (up to 62 CIDRs a range).
+ * The most entries one kind compiles (ranges cut into CIDRs), at about 55
+ * bytes each while compiling. A 64 MB list of distinct IPv4 addresses holds
+ * about 4.5M; a range list could cut into far more (up to 62 CIDRs a range).
  */
-export const MAX_ENTRIES = 10_000_000;
+export const MAX_ENTRIES = 5_000_000;
 
 /** Keys and matches of every entry, sorted and without a list's repeats. */
 export interface EntryTable {
@@ -41,9 +41,12 @@ export interface EntryTable {
   lineOf: Int32Array;
 }
 
-/** Builds the sorted table of the lists' networks. Throws past MAX_ENTRIES. */
-export function buildEntries(feeds: readonly NamedFeed[]): EntryTable {
-  const table = new Growing(feeds);
+/** Builds the sorted table of the lists' networks. Throws past `maxEntries`. */
+export function buildEntries(
+  feeds: readonly NamedFeed[],
+  maxEntries = MAX_ENTRIES,
+): EntryTable {
+  const table = new Growing(feeds, maxEntries);
   const first = new Uint32Array(4);
   const last = new Uint32Array(4);
   const pieceLast = new Uint32Array(4);
@@ -91,10 +94,10 @@ class Growing {
   listOf: Uint16Array;
   lineOf: Int32Array;
 
-  constructor(feeds: readonly NamedFeed[]) {
+  constructor(feeds: readonly NamedFeed[], readonly maxEntries: number) {
     const lines = feeds.reduce((n, { feed }) => n + feed.networks.length + feed.ranges.length, 0);
     if (feeds.length > 0xffff) throw new Error(`more than ${0xffff} lists of one kind`);
-    const size = Math.max(16, lines);
+    const size = Math.max(16, Math.min(lines, maxEntries));
     this.keys = new Uint32Array(8 * size);
     this.matchOf = new Uint32Array(size);
     this.listOf = new Uint16Array(size);
@@ -112,12 +115,12 @@ class Growing {
   }
 
   add(first: Uint32Array, last: Uint32Array, match: number): void {
+    if (this.count >= this.maxEntries) {
+      throw new Error(
+        `the lists hold more than ${this.maxEntries} networks (a range counts as its CIDRs)`,
+      );
+    }
     if (this.count === this.matchOf.length) {
-      if (this.count >= MAX_ENTRIES) {
-        throw new Error(
-          `the lists cut into more than ${MAX_ENTRIES} networks (ranges count as their CIDRs)`,
-        );
-      }
       this.matchOf = grow(this.matchOf, Uint32Array);
       const keys = new Uint32Array(8 * this.matchOf.length);
       keys.set(this.keys);

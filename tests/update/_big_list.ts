@@ -16,3 +16,18 @@ export function randomIpv4List(bytes: number, seed = 1): string {
   }
   return lines.join("");
 }
+
+/** An `ip-list` of random IPv6 addresses (the costliest tree: a node per bit of each path). */
+export function randomIpv6List(bytes: number, seed = 1): string {
+  const random = seededRandom(seed);
+  const lines: string[] = [];
+  let length = 0;
+  for (;;) {
+    const groups = Array.from({ length: 8 }, () => Math.floor(random() * 65536).toString(16));
+    const line = `${groups.join(":")}\n`;
+    if (length + line.length > bytes) break;
+    lines.push(line);
+    length += line.length;
+  }
+  return lines.join("");
+}

@@ -38,7 +38,7 @@ export type IntervalSource = (
 export function writeIntervalTree(
   source: IntervalSource,
   dataSection: () => Uint8Array[],
-  options: WriterOptions,
+  options: WriterOptions & { maxBytes?: number },
 ): Uint8Array {
   const counted = new TreeStream(null, 0, 24);
   walkRuns(source, counted);
@@ -46,6 +46,15 @@ export function writeIntervalTree(
   const chunks = dataSection();
   const dataSize = chunks.reduce((n, chunk) => n + chunk.length, 0);
   const recordSize = options.recordSize ?? pickRecordSize(nodeCount, dataSize);
+  const size = (nodeCount * recordSize) / 4 + dataSize;
+  if (options.maxBytes !== undefined && size > options.maxBytes) {
+    // Refused before the output is allocated: the count took no memory.
+    throw new Error(
+      `the database would take ${mb(size)} MB (${nodeCount} tree nodes, ${
+        mb(dataSize)
+      } MB of data), more than ${mb(options.maxBytes)} MB`,
+    );
+  }
   const meta = metadataSection(
     {
       databaseType: options.databaseType,
@@ -71,6 +80,10 @@ export function writeIntervalTree(
     throw new Error("writeIntervalTree: the intervals changed between the two passes");
   }
   return out;
+}
+
+function mb(bytes: number): string {
+  return (bytes / 1_000_000).toFixed(0);
 }
 
 /** The last IPv4 address in the tree, ::255.255.255.255. */
