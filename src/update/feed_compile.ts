@@ -15,10 +15,10 @@
  */
 
 import { type IntervalSource, writeIntervalTree } from "../mmdb/writer/interval_tree.ts";
-import { decrement, increment } from "../mmdb/writer/key_math.ts";
+import { compare, decrement, increment } from "../mmdb/writer/key_math.ts";
 import type { FeedKind } from "../sources/manifest.ts";
 import { FeedData, NONE } from "./feed_data.ts";
-import { buildEntries, type EntryTable, type NamedFeed } from "./feed_entries.ts";
+import { buildEntries, type EntryTable, lastOf, type NamedFeed } from "./feed_entries.ts";
 
 export type { NamedFeed } from "./feed_entries.ts";
 
@@ -105,7 +105,7 @@ export function compileFeeds(
  * the tree writer finds every offset already there.
  */
 function nestedIntervals(table: EntryTable, data: FeedData): IntervalSource {
-  const { count, keys, matchOf, lineOf } = table;
+  const { count, first, matchOf, lineOf } = table;
   const recordAt = new Uint32Array(count).fill(NONE);
   // Pieces of one range under the same enclosing entry share their record.
   const rangeRecords = new Map<string, number>();
@@ -125,32 +125,36 @@ function nestedIntervals(table: EntryTable, data: FeedData): IntervalSource {
     return at;
   };
   const hi = new Uint32Array(4);
+  const topLast = new Uint32Array(4);
   return (emit) => {
     const stack: number[] = [];
     const cursor = new Uint32Array(4);
     let done = false; // the cursor passed the last address
     // The rest of the top entry, from the cursor to its end; then it closes.
     const close = () => {
-      const top = stack.at(-1)!;
-      const end = 8 * top + 4;
-      if (!done && compareAt(keys, end, cursor) >= 0) {
-        copyKey(keys, end, hi);
+      lastOf(table, stack.at(-1)!, hi);
+      if (!done && compare(hi, cursor) >= 0) {
         emit(cursor, hi, recordOf(stack));
         cursor.set(hi);
         done = !increment(cursor);
       }
       stack.pop();
     };
+    // Whether the top entry ends before entry `e` starts.
+    const topEndsBefore = (e: number) => {
+      lastOf(table, stack.at(-1)!, topLast);
+      return compareAt(first, 4 * e, topLast) > 0;
+    };
     for (let e = 0; e < count; e++) {
-      const start = 8 * e;
-      while (stack.length && compareAt(keys, 8 * stack.at(-1)! + 4, keys, start) < 0) close();
-      if (stack.length && compareAt(keys, start, cursor) > 0) {
+      const start = 4 * e;
+      while (stack.length && topEndsBefore(e)) close();
+      if (stack.length && compareAt(first, start, cursor) > 0) {
         // The enclosing entry's part before this one.
-        copyKey(keys, start, hi);
+        copyKey(first, start, hi);
         decrement(hi);
         emit(cursor, hi, recordOf(stack));
       }
-      copyKey(keys, start, cursor);
+      copyKey(first, start, cursor);
       done = false;
       stack.push(e);
     }
@@ -158,10 +162,10 @@ function nestedIntervals(table: EntryTable, data: FeedData): IntervalSource {
   };
 }
 
-/** Compares the key at `keys[at..at+3]` with the key at `other[from..from+3]`. */
-function compareAt(keys: Uint32Array, at: number, other: Uint32Array, from = 0): number {
+/** Compares the key at `keys[at..at+3]` with `other`. */
+function compareAt(keys: Uint32Array, at: number, other: Uint32Array): number {
   for (let i = 0; i < 4; i++) {
-    if (keys[at + i] !== other[from + i]) return keys[at + i]! - other[from + i]!;
+    if (keys[at + i] !== other[i]) return keys[at + i]! - other[i]!;
   }
   return 0;
 }

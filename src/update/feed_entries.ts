@@ -1,8 +1,9 @@
 /**
  * The networks of a feed kind's lists as flat typed arrays (no object per
- * entry): each entry's first and last key, and the match it stands for (the
- * list and the line that named it). A range is cut into its CIDRs, each one
- * an entry of the range's match, so any two entries are nested or apart.
+ * entry, 21 bytes each): each entry's first key and prefix length, and the
+ * match it stands for (the list and the line that named it). A range is cut
+ * into its CIDRs, each one an entry of the range's match, so any two entries
+ * are nested or apart. Sorted in place (a permutation, not a second table).
  *
  * IPv4-mapped networks (`::ffff:8.8.8.0/120`) are entered as the IPv4
  * networks they denote (`8.8.8.0/24`): they sort, nest and win by
@@ -21,7 +22,7 @@ export interface NamedFeed {
 }
 
 /**
- * The most entries one kind compiles (ranges cut into CIDRs), at about 55
+ * The most entries one kind compiles (ranges cut into CIDRs), at about 50
  * bytes each while compiling. A 64 MB list of distinct IPv4 addresses holds
  * about 4.5M; a range list could cut into far more (up to 62 CIDRs a range).
  */
@@ -31,14 +32,25 @@ export const MAX_ENTRIES = 5_000_000;
 export interface EntryTable {
   /** Entries, in address order: outermost first, a later list's equal network after. */
   count: number;
-  /** Per entry, 8 words: first key then last key. */
-  keys: Uint32Array;
+  /** Per entry, 4 words: its first key (IPv4 at ::/96, mapped networks included). */
+  first: Uint32Array;
+  /** Per entry, its prefix length in the 128-bit tree (an IPv4 /24 is 120). */
+  prefix: Uint8Array;
   /** Per entry, its match. */
   matchOf: Uint32Array;
   /** Per match, the index of its list in `feeds`. */
   listOf: Uint16Array;
   /** Per match, `i` for the list's `networks[i]`, `-1 - j` for its `ranges[j]`. */
   lineOf: Int32Array;
+}
+
+/** Writes the last key of entry `e` into `out`. */
+export function lastOf(table: EntryTable, e: number, out: Uint32Array): void {
+  const length = table.prefix[e]!;
+  for (let i = 0; i < 4; i++) {
+    const keep = Math.min(32, Math.max(0, length - 32 * i));
+    out[i] = (table.first[4 * e + i]! | (keep === 32 ? 0 : 0xffffffff >>> keep)) >>> 0;
+  }
 }
 
 /** Builds the sorted table of the lists' networks. Throws past `maxEntries`. */
@@ -49,12 +61,11 @@ export function buildEntries(
   const table = new Growing(feeds, maxEntries);
   const first = new Uint32Array(4);
   const last = new Uint32Array(4);
-  const pieceLast = new Uint32Array(4);
   feeds.forEach(({ feed }, list) => {
     for (let i = 0; i < feed.networks.length; i++) {
       parseNetworkKeys(feed.networks[i]!, first, last);
       unmap(first, last);
-      table.add(first, last, table.match(list, i));
+      table.add(first, 128 - hostBits(first, last), table.match(list, i));
     }
     for (let j = 0; j < feed.ranges.length; j++) {
       const [a, b] = feed.ranges[j]!;
@@ -62,10 +73,7 @@ export function buildEntries(
       parseAddressKey(b, last);
       unmap(first, last);
       const match = table.match(list, -1 - j);
-      cidrBlocks(first, last, (start, length) => {
-        blockLast(start, length, pieceLast);
-        table.add(start, pieceLast, match);
-      });
+      cidrBlocks(first, last, (start, length) => table.add(start, length, match));
     }
   });
   return sortedWithoutRepeats(table);
@@ -77,18 +85,24 @@ function unmap(first: Uint32Array, last: Uint32Array): void {
   if (mapped(first) && mapped(last)) first[2] = last[2] = 0;
 }
 
-/** The last key of the block of `length` prefix bits at `start`. */
-function blockLast(start: Uint32Array, length: number, out: Uint32Array): void {
+/** The host bits of a CIDR: the bits where its first and last keys differ. */
+function hostBits(first: Uint32Array, last: Uint32Array): number {
+  let bits = 0;
   for (let i = 0; i < 4; i++) {
-    const keep = Math.min(32, Math.max(0, length - 32 * i));
-    out[i] = (start[i]! | (keep === 32 ? 0 : 0xffffffff >>> keep)) >>> 0;
+    let x = (first[i]! ^ last[i]!) >>> 0;
+    while (x !== 0) {
+      x &= x - 1;
+      bits++;
+    }
   }
+  return bits;
 }
 
 /** Typed arrays that grow by half as entries and matches are added. */
 class Growing {
   count = 0;
-  keys: Uint32Array;
+  first: Uint32Array;
+  prefix: Uint8Array;
   matchOf: Uint32Array;
   matches = 0;
   listOf: Uint16Array;
@@ -98,7 +112,8 @@ class Growing {
     const lines = feeds.reduce((n, { feed }) => n + feed.networks.length + feed.ranges.length, 0);
     if (feeds.length > 0xffff) throw new Error(`more than ${0xffff} lists of one kind`);
     const size = Math.max(16, Math.min(lines, maxEntries));
-    this.keys = new Uint32Array(8 * size);
+    this.first = new Uint32Array(4 * size);
+    this.prefix = new Uint8Array(size);
     this.matchOf = new Uint32Array(size);
     this.listOf = new Uint16Array(size);
     this.lineOf = new Int32Array(size);
@@ -114,7 +129,7 @@ class Growing {
     return this.matches++;
   }
 
-  add(first: Uint32Array, last: Uint32Array, match: number): void {
+  add(first: Uint32Array, prefix: number, match: number): void {
     if (this.count >= this.maxEntries) {
       throw new Error(
         `the lists hold more than ${this.maxEntries} networks (a range counts as its CIDRs)`,
@@ -122,19 +137,19 @@ class Growing {
     }
     if (this.count === this.matchOf.length) {
       this.matchOf = grow(this.matchOf, Uint32Array);
-      const keys = new Uint32Array(8 * this.matchOf.length);
-      keys.set(this.keys);
-      this.keys = keys;
+      this.prefix = grow(this.prefix, Uint8Array);
+      const keys = new Uint32Array(4 * this.matchOf.length);
+      keys.set(this.first);
+      this.first = keys;
     }
-    const at = 8 * this.count;
-    this.keys.set(first, at);
-    this.keys.set(last, at + 4);
+    this.first.set(first, 4 * this.count);
+    this.prefix[this.count] = prefix;
     this.matchOf[this.count++] = match;
   }
 }
 
 /** A copy half as long again. */
-function grow<T extends Uint32Array | Int32Array | Uint16Array>(
+function grow<T extends Uint32Array | Int32Array | Uint16Array | Uint8Array>(
   array: T,
   Kind: { new (length: number): T },
 ): T {
@@ -144,40 +159,71 @@ function grow<T extends Uint32Array | Int32Array | Uint16Array>(
 }
 
 /**
- * Sorts by first key, then last key descending (an enclosing network first),
- * then the order added (a later list's equal network nests inside the
- * earlier one's); drops a list's repeats of one network.
+ * Sorts by first key, then prefix length (an enclosing network first), then
+ * the order added (a later list's equal network nests inside the earlier
+ * one's); drops a list's repeats of one network. The arrays are permuted in
+ * place, following the sorted order's cycles.
  */
 function sortedWithoutRepeats(t: Growing): EntryTable {
-  const { keys, matchOf, listOf } = t;
-  const order = new Uint32Array(t.count);
-  for (let i = 0; i < order.length; i++) order[i] = i;
+  const { first, prefix, matchOf, listOf } = t;
+  const count = t.count;
+  const order = new Uint32Array(count);
+  for (let i = 0; i < count; i++) order[i] = i;
   order.sort((x, y) => {
-    const a = 8 * x, b = 8 * y;
-    for (let i = 0; i < 4; i++) if (keys[a + i] !== keys[b + i]) return keys[a + i]! - keys[b + i]!;
-    for (let i = 4; i < 8; i++) if (keys[a + i] !== keys[b + i]) return keys[b + i]! - keys[a + i]!;
-    return x - y;
-  });
-  // Rewritten in place, in sorted order: entry k of the result goes to slot k.
-  const sortedKeys = new Uint32Array(8 * t.count);
-  const sortedMatch = new Uint32Array(t.count);
-  let count = 0;
-  for (let i = 0; i < order.length; i++) {
-    const e = order[i]!;
-    if (count > 0 && listOf[sortedMatch[count - 1]!] === listOf[matchOf[e]!]) {
-      const prev = 8 * (count - 1);
-      let same = true;
-      for (let w = 0; w < 8 && same; w++) same = sortedKeys[prev + w] === keys[8 * e + w];
-      if (same) continue;
+    const a = 4 * x, b = 4 * y;
+    for (let i = 0; i < 4; i++) {
+      if (first[a + i] !== first[b + i]) return first[a + i]! - first[b + i]!;
     }
-    sortedKeys.set(keys.subarray(8 * e, 8 * e + 8), 8 * count);
-    sortedMatch[count++] = matchOf[e]!;
+    return prefix[x]! - prefix[y]! || x - y;
+  });
+  // Entry order[k] goes to slot k: each cycle is walked once (`order` marks the done slots).
+  const DONE = 0xffffffff;
+  const key = new Uint32Array(4);
+  for (let start = 0; start < count; start++) {
+    if (order[start] === DONE || order[start] === start) continue;
+    key.set(first.subarray(4 * start, 4 * start + 4));
+    const keptPrefix = prefix[start]!, keptMatch = matchOf[start]!;
+    let slot = start;
+    for (;;) {
+      const from = order[slot]!;
+      order[slot] = DONE;
+      if (from === start) {
+        first.set(key, 4 * slot);
+        prefix[slot] = keptPrefix;
+        matchOf[slot] = keptMatch;
+        break;
+      }
+      first.copyWithin(4 * slot, 4 * from, 4 * from + 4);
+      prefix[slot] = prefix[from]!;
+      matchOf[slot] = matchOf[from]!;
+      slot = from;
+    }
+  }
+  // Repeats of a list's network are neighbours now (a list's entries were added together).
+  let kept = 0;
+  for (let e = 0; e < count; e++) {
+    if (
+      kept > 0 && listOf[matchOf[kept - 1]!] === listOf[matchOf[e]!] &&
+      prefix[kept - 1] === prefix[e] && sameKey(first, 4 * (kept - 1), 4 * e)
+    ) continue;
+    if (kept !== e) {
+      first.copyWithin(4 * kept, 4 * e, 4 * e + 4);
+      prefix[kept] = prefix[e]!;
+      matchOf[kept] = matchOf[e]!;
+    }
+    kept++;
   }
   return {
-    count,
-    keys: sortedKeys,
-    matchOf: sortedMatch,
-    listOf: t.listOf.subarray(0, t.matches),
+    count: kept,
+    first: first.subarray(0, 4 * kept),
+    prefix: prefix.subarray(0, kept),
+    matchOf: matchOf.subarray(0, kept),
+    listOf: listOf.subarray(0, t.matches),
     lineOf: t.lineOf.subarray(0, t.matches),
   };
+}
+
+function sameKey(keys: Uint32Array, a: number, b: number): boolean {
+  return keys[a] === keys[b] && keys[a + 1] === keys[b + 1] && keys[a + 2] === keys[b + 2] &&
+    keys[a + 3] === keys[b + 3];
 }
