@@ -13,10 +13,14 @@ export type DataJob = "ensure" | "data" | "update";
 export type ToDataWorker = { type: "run"; job: DataJob; config: Config } | { type: "stop" };
 export type FromDataWorker = { type: "done"; code: number } | { type: "failed"; message: string };
 
+/** How long a stopped job may take to end on its own before its worker is terminated. */
+const STOP_GRACE_MS = 5000;
+
 /**
  * Resolves with the job's exit code (0: every source installed), or rejects
  * with its error. `signal` asks the job to stop: it ends within moments, its
- * lock released and nothing partial installed, and the promise settles then.
+ * lock released and nothing partial installed, and the promise settles then
+ * (after STOP_GRACE_MS at the latest: the worker is terminated).
  */
 export function runDataJobInWorker(
   job: DataJob,
@@ -28,7 +32,13 @@ export function runDataJobInWorker(
     name: `ipintel-data-${job}`,
   });
   const { promise, resolve, reject } = Promise.withResolvers<number>();
-  const stop = () => worker.postMessage({ type: "stop" } satisfies ToDataWorker);
+  let grace: ReturnType<typeof setTimeout> | undefined;
+  const stop = () => {
+    worker.postMessage({ type: "stop" } satisfies ToDataWorker);
+    // A compile checks the stop request between its steps; one that runs on is ended.
+    // Its lock goes with it (the descriptor closes), and the next run clears its temporaries.
+    grace = setTimeout(() => reject(new Error(`the data ${job} was stopped`)), STOP_GRACE_MS);
+  };
   signal.addEventListener("abort", stop, { once: true });
   worker.onmessage = (event: MessageEvent<FromDataWorker>) => {
     const reply = event.data;
@@ -42,6 +52,7 @@ export function runDataJobInWorker(
   worker.postMessage({ type: "run", job, config } satisfies ToDataWorker);
   if (signal.aborted) stop();
   return promise.finally(() => {
+    clearTimeout(grace);
     signal.removeEventListener("abort", stop);
     worker.terminate();
   });
