@@ -1,7 +1,8 @@
 /**
  * Access control, the one rule every lookup path applies: who is calling
  * (an API key, or an anonymous client address) and whether the request fits
- * the caller's rate limit. No HTTP here: the app and the fast path both call it.
+ * the caller's rate limit. No HTTP here: the app's admission (src/http/admission.ts)
+ * calls it on every route that answers a lookup.
  */
 
 import { RateLimitedError, UnauthorizedError } from "../errors.ts";
@@ -25,14 +26,12 @@ export interface AccessPolicy {
 
 /**
  * What charging a caller gives: `unlimited` (no caller, or a limit of 0: no
- * RateLimit headers), a decision (`allowed` or `refused`, with what the
- * headers say), or `wait` (only from {@link AccessControl.tryCharge}: the
- * shared count must be read first; nothing was charged).
+ * RateLimit headers), or a decision (`allowed` or `refused`, with what the
+ * headers say).
  */
-export type Charge = RateDecision | { readonly kind: "unlimited" } | { readonly kind: "wait" };
+export type Charge = RateDecision | { readonly kind: "unlimited" };
 
 const UNLIMITED = Object.freeze({ kind: "unlimited" } as const);
-const WAIT: Charge = Object.freeze({ kind: "wait" });
 
 /**
  * A flood from one IPv6 prefix is grouped coarsely: once FLOOD_56 distinct /64s
@@ -108,22 +107,11 @@ export class AccessControl {
   }
 
   /**
-   * Charges `cost` units now from this server's counts: the decision, or
-   * `wait` when the shared count must be read first (then use {@link charge};
-   * nothing is counted in that case).
+   * Charges `cost` units now: from this server's counts when they can decide,
+   * else after reading the shared count. A bulk or a stream charges each part
+   * as it goes: every call is admitted whole or refused whole.
    */
-  tryCharge(caller: Caller | null, cost: number): Charge {
-    if (!caller || caller.limit === 0) return UNLIMITED;
-    const { id, limit, window, region } = caller;
-    return this.limiter.tryConsume(id, limit, window, cost, region) ?? WAIT;
-  }
-
-  /**
-   * Charges `cost` units now, reading the shared count when needed (never
-   * `wait`). A bulk or a stream charges each part as it goes: every call
-   * is admitted whole or refused whole.
-   */
-  async charge(caller: Caller | null, cost: number): Promise<Exclude<Charge, { kind: "wait" }>> {
+  async charge(caller: Caller | null, cost: number): Promise<Charge> {
     if (!caller || caller.limit === 0) return UNLIMITED;
     const { id, limit, window, region } = caller;
     return await this.limiter.consume(id, limit, window, cost, region);
@@ -153,17 +141,21 @@ export function keyCallerId(keyId: string): string {
   return `key:${keyId}`;
 }
 
-/** Throws the 429 for a refused decision; the message says when to retry, or why never. */
-export function assertAllowed(caller: Caller, decision: RateDecision, cost: number): void {
-  if (decision.kind === "allowed") return;
+/** The 429 of a refused decision (null when allowed); its message says when to retry, or why never. */
+export function refusalOf(
+  caller: Caller,
+  decision: RateDecision,
+  cost: number,
+): RateLimitedError | null {
+  if (decision.kind === "allowed") return null;
   const rate = `${caller.limit} requests per ${caller.window} s`;
   if (!Number.isFinite(decision.retryAfterSeconds)) {
-    throw new RateLimitedError(
+    return new RateLimitedError(
       `Request costs ${cost} units, more than the rate limit of ${rate} allows: send at most ${caller.limit} addresses at once`,
       caller.window,
     );
   }
-  throw new RateLimitedError(
+  return new RateLimitedError(
     `Rate limit exceeded: ${rate} for ${caller.label}; retry in ${decision.retryAfterSeconds} s`,
     decision.retryAfterSeconds,
   );

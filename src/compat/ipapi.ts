@@ -250,12 +250,14 @@ function batchItems(body: unknown): BatchItem[] {
 }
 
 export const IPAPI_ROUTES: readonly CompatRoute[] = [
+  // `/json` and `/json/`: the caller.
   { method: "GET", path: "/json", error: ipapiError, handle: (r, p) => single(r, p, null) },
+  { method: "GET", path: "/json/", error: ipapiError, handle: (r, p) => single(r, p, null) },
   {
     method: "GET",
-    path: "/json/:ip{[\\s\\S]*}", // `/json/`: the caller
+    path: "/json/:ip{.+}",
     error: ipapiError,
-    handle: (r, p) => single(r, p, r.params.ip || null),
+    handle: (r, p) => single(r, p, r.params.ip!),
   },
   {
     method: "POST",
@@ -263,7 +265,9 @@ export const IPAPI_ROUTES: readonly CompatRoute[] = [
     error: ipapiError,
     async handle(request, pipeline) {
       pipeline.authenticate(keyOf(request));
-      const items = batchItems(await request.json(IPAPI_BATCH_MAX * 256));
+      // ip-api reads the body as JSON whatever its Content-Type (`curl -d` sends a form type).
+      const body = await request.json(IPAPI_BATCH_MAX * 256, { anyContentType: true });
+      const items = batchItems(body);
       if (items.length === 0 || items.length > IPAPI_BATCH_MAX) {
         throw new BadRequestError(
           `Batch of ${items.length} queries: give 1 to ${IPAPI_BATCH_MAX}, as ip-api allows`,

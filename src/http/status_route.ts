@@ -4,17 +4,25 @@ import denoJson from "../../deno.json" with { type: "json" };
 import { DataUnavailableError } from "../errors.ts";
 import { redactUrls } from "../sources/redact_url.ts";
 import type { Json } from "../types.ts";
-import { type Answer, FORMAT_HEADERS } from "./pipeline.ts";
-import type { ServiceSlot } from "./service_slot.ts";
+import type { Handler } from "hono";
+import { type AppEnv, FORMAT_HEADERS } from "./env.ts";
 
 const DAY_MS = 86_400_000;
 
-/** The route's handler; the uptime counts from this call; `now` is for tests. */
-export function statusRoute(services: ServiceSlot, now = () => new Date()): () => Answer {
+/**
+ * The route's handler, over the data set pinned for the request; the uptime
+ * counts from this call. `dataDirectoryProblem` says why the data directory
+ * cannot be written (null: it can), where the server keeps one; `now` is for tests.
+ */
+export function statusRoute(
+  dataDirectoryProblem?: () => Promise<string | null>,
+  now = () => new Date(),
+): Handler<AppEnv> {
   const started = now();
-  return () => {
-    const data = services.current?.data;
+  return async (c) => {
+    const data = c.get("served")?.data;
     if (!data) throw new DataUnavailableError("Data is not loaded yet: try again shortly");
+    const readOnly = await dataDirectoryProblem?.() ?? null;
     const at = now();
     const ageDays = (date: string | null) =>
       date === null ? null : Math.floor((at.getTime() - Date.parse(date)) / DAY_MS);
@@ -45,10 +53,14 @@ export function statusRoute(services: ServiceSlot, now = () => new Date()): () =
       data: {
         version: denoJson.version,
         uptimeSeconds: Math.floor((at.getTime() - started.getTime()) / 1000),
+        // The id every answer names in X-Data-Version, and when its newest source was installed.
+        dataVersion: { id: data.version.id, installedAt: data.version.installedAt },
+        // Updates cannot install while this is set; the installed data is served as it is.
+        ...(readOnly === null ? {} : { dataDirectoryReadOnly: readOnly }),
         sources,
       },
     };
-    return { status: 200, headers: FORMAT_HEADERS.json, body: JSON.stringify(body) };
+    return c.body(JSON.stringify(body), 200, FORMAT_HEADERS.json);
   };
 }
 

@@ -6,7 +6,7 @@
  */
 
 import type { Config } from "../config.ts";
-import type { FetchHandler } from "../http/pipeline.ts";
+import type { FetchHandler } from "../http/env.ts";
 import { serveWithNodeHttp } from "../http/node_server.ts";
 import { LogSink } from "../ops/log_sink.ts";
 import type { SharedCounts } from "../ops/metrics.ts";
@@ -91,6 +91,7 @@ export async function startInstance(config: Config, options: InstanceOptions): P
     writeLog: options.writeLog,
     writeError: (text) => errors.write(`${text}\n`),
     sharedCounts: options.sharedCounts,
+    dataDir: config.dataDir,
   });
   const listener = await listen(config, server, options, tls).catch(abandon);
   // Every isolate watches the files itself and swaps its own listener's pair.

@@ -1,18 +1,19 @@
 /**
  * The request handler a server runs, assembled once for `serve` and for the
- * Deno Deploy entry point: the app (the request pipeline) and the
- * instrumentation (metrics, request ids, access log) around it.
+ * Deno Deploy entry point: the Hono app, with the instrumentation (metrics,
+ * request ids, access log) as its outermost middleware.
  */
 
 import type { AccessControl } from "../access/access.ts";
 import { type Config, VERSION } from "../config.ts";
 import { createApp, type ServiceSlot } from "../http/app.ts";
 import { createClientAddressResolver } from "../http/client_address.ts";
-import type { FetchHandler } from "../http/pipeline.ts";
+import type { FetchHandler } from "../http/env.ts";
 import { LineWriter } from "../ops/access_log.ts";
 import { instrument } from "../ops/instrument.ts";
 import { Metrics, type SharedCounts } from "../ops/metrics.ts";
 import { createReadiness, type ReadinessCheck } from "../ops/readiness.ts";
+import { dataDirWriteProblem } from "./data_dir.ts";
 import type { Services } from "./services.ts";
 
 type ServerConfig = Pick<
@@ -27,6 +28,9 @@ type ServerConfig = Pick<
   | "logFullIp"
 >;
 
+/** How long `/status` trusts its last look at whether the data directory can be written. */
+const DATA_DIR_CHECK_MS = 10_000;
+
 export interface ServerOptions {
   config: ServerConfig;
   access?: AccessControl;
@@ -40,6 +44,8 @@ export interface ServerOptions {
   writeError?: (text: string) => void;
   /** Counts shared with the other workers of the server (absent: this isolate's own). */
   sharedCounts?: SharedCounts;
+  /** The data directory updates install into, checked for `/status` (absent: none, as on Deploy). */
+  dataDir?: string;
 }
 
 export interface Server {
@@ -70,13 +76,18 @@ export function createServer(options: ServerOptions): Server {
   });
   const writeError = options.writeError ?? ((text) => console.error(text));
   const log = new LineWriter(options.writeLog, { flushMs: options.logFlushMs });
-  // Filled in below: 5xx details name the request id the access log line has.
-  let requestIdOf: (request: Request) => string | undefined = () => undefined;
-  const logError = (error: unknown, request?: Request) => {
-    const id = request ? requestIdOf(request) : undefined;
+  // 5xx details name the request id the access log line has.
+  const logError = (error: unknown, id?: string) => {
     const detail = error instanceof Error ? error.stack ?? error.message : String(error);
     writeError(`ipintel: internal error${id ? ` in request ${id}` : ""}: ${detail}`);
   };
+  const instrumentation = instrument({
+    metrics: config.metrics ? metrics : null,
+    log: config.log,
+    logFullIp: config.logFullIp,
+    writeLine: (line) => log.add(line),
+    clientAddress: createClientAddressResolver(config),
+  });
   const app = createApp({
     services,
     config,
@@ -86,20 +97,13 @@ export function createServer(options: ServerOptions): Server {
     metrics: config.metrics
       ? { render: () => metrics.render(), token: config.metricsToken }
       : undefined,
+    instrumentation,
+    dataDirectory: options.dataDir === undefined
+      ? undefined
+      : remembered(DATA_DIR_CHECK_MS, () => dataDirWriteProblem(options.dataDir!)),
   });
-  const instrumented = instrument(
-    app.fetch,
-    {
-      metrics: config.metrics ? metrics : null,
-      log: config.log,
-      logFullIp: config.logFullIp,
-      writeLine: (line) => log.add(line),
-      clientAddress: createClientAddressResolver(config),
-    },
-  );
-  requestIdOf = instrumented.requestIdOf;
   return {
-    handler: instrumented.handler,
+    handler: app.fetch,
     metrics,
     install(next) {
       const previous = services.current;
@@ -107,8 +111,18 @@ export function createServer(options: ServerOptions): Server {
       services.current = { data: next.data, lookup };
       metrics.retireDataSet(previous?.data ?? null);
     },
-    inFlight: instrumented.inFlight,
-    whenIdle: instrumented.whenIdle,
+    inFlight: instrumentation.inFlight,
+    whenIdle: instrumentation.whenIdle,
     flushLog: () => log.flush(),
+  };
+}
+
+/** `check`'s last answer, asked again once it is older than `ms`. */
+function remembered<T>(ms: number, check: () => Promise<T>): () => Promise<T> {
+  let last: { at: number; answer: Promise<T> } | null = null;
+  return () => {
+    const now = Date.now();
+    if (last === null || now - last.at > ms) last = { at: now, answer: check() };
+    return last.answer;
   };
 }

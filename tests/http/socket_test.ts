@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { readToClose, unchunk } from "../_serve_process.ts";
 import { createApp } from "../../src/http/app.ts";
-import type { FetchHandler } from "../../src/http/pipeline.ts";
+import type { FetchHandler } from "../../src/http/env.ts";
 import { serveWithNodeHttp } from "../../src/http/node_server.ts";
 import { CHROME, fixtureApp, fixtureDataSet, fixtureLookup } from "../_helpers.ts";
 
@@ -452,5 +452,15 @@ Deno.test("POST /ip/{ip} with a JSON userAgent body parses it, on Deno.serve too
       "Content-Type: text/plain",
     ], CHROME);
     assert.equal(plain.status, 415, server);
+  });
+});
+
+Deno.test("an over-long request target is a 414 envelope on both servers, in the format asked", async () => {
+  await onBothServers(async (port, server) => {
+    const long = `/bulk/${"8.8.8.8,".repeat(5000)}?format=xml`;
+    const response = await exchange(port, [`GET ${long} HTTP/1.1`, "Host: localhost"]);
+    assert.equal(response.status, 414, server);
+    assert.match(response.body, /<success>false<\/success>/, server);
+    assert.match(response.body, /longer than the limit of 32768/, server);
   });
 });
