@@ -8,6 +8,9 @@
 import assert from "node:assert/strict";
 import { openKv } from "../../src/server/kv.ts";
 import { lockDataDir } from "../../src/update/lock.ts";
+import { ignoredName } from "../_skip.ts";
+
+const NO_MODES = Deno.build.os === "windows" ? "Windows files have no Unix modes" : null;
 
 const UNIT = new URL("../../deploy/ipintel.service", import.meta.url);
 
@@ -26,8 +29,8 @@ async function mode(path: string): Promise<string> {
 }
 
 Deno.test({
-  name: "a new KV file and its SQLite side files are created 0600",
-  ignore: Deno.build.os === "windows",
+  name: ignoredName("a new KV file and its SQLite side files are created 0600", NO_MODES),
+  ignore: NO_MODES !== null,
   fn: async () => {
     const dir = await Deno.makeTempDir({ prefix: "ipintel-perm-" });
     try {
@@ -50,8 +53,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "a data directory made by a writer is 0700, its lock file 0600",
-  ignore: Deno.build.os === "windows",
+  name: ignoredName("a data directory made by a writer is 0700, its lock file 0600", NO_MODES),
+  ignore: NO_MODES !== null,
   fn: async () => {
     const parent = await Deno.makeTempDir({ prefix: "ipintel-perm-" });
     try {
