@@ -35,20 +35,25 @@ Deno.test("the server answers /health and lookups while its update compiles a bi
     });
     try {
       const base = `http://127.0.0.1:${server.port}`;
-      // The list is parsed ("big: N entries, dated ..."), then compiled and installed
-      // before the summary line: count the answers that arrive in between.
-      const compiling = () => /update: big: \d+ entries/.test(server.stderr());
+      // From the list's download to the update's last line: parsed, compiled and installed.
+      const compiling = () => feeds.requests.some((r) => r.path === "/big.txt");
       const finished = () => /update: \d+ updated, \d+ unchanged, \d+ failed/.test(server.stderr());
       let during = 0;
       let slowest = 0;
       let slowestOverall = 0;
       let stop = false;
+      let failure: string | null = null;
       const poll = (async () => {
         for (let i = 0; !stop; i++) {
           const started = performance.now();
           const path = i % 2 ? "/health" : "/ip/8.8.8.8";
-          const response = await fetchFresh(`${base}${path}`);
-          assert.equal(response.status, 200, path);
+          const response = await fetchFresh(`${base}${path}`).catch((error) => error as Error);
+          if (response instanceof Error || response.status !== 200) {
+            failure ??= `${path}: ${
+              response instanceof Error ? response.message : response.status
+            }`;
+            continue;
+          }
           const took = performance.now() - started;
           if (compiling() && !finished()) {
             during++;
@@ -57,9 +62,10 @@ Deno.test("the server answers /health and lookups while its update compiles a bi
           if (compiling()) slowestOverall = Math.max(slowestOverall, took);
         }
       })();
-      await waitFor(finished, 120_000);
+      await waitFor(() => finished() || failure !== null, 120_000);
+      assert.equal(failure, null, server.stderr());
       assert.match(server.stderr(), /update: 2 updated, 0 unchanged, 0 failed/, server.stderr());
-      // Compiled in the serving isolate, it answered only between the steps (16 seen, thousands with the worker).
+      // Compiled in the serving isolate, it answers only between the steps: 59 seen (thousands in a worker).
       assert.ok(during >= 200, `only ${during} answers during the compile:\n${server.stderr()}`);
       console.log(`${during} answers during the compile, the slowest in ${slowest.toFixed(0)} ms`);
       // The new tree is served once the hot reload has read it.
