@@ -87,6 +87,7 @@ export async function runDataUpdate(config: Config, inServer?: AbortSignal): Pro
       sources,
       registry: config.registry,
       timeoutMs: config.updateTimeout * 1000,
+      historyDays: config.historyDays,
       maxmind: config.maxmindAccountId && config.maxmindLicenseKey
         ? { accountId: config.maxmindAccountId, licenseKey: config.maxmindLicenseKey }
         : null,

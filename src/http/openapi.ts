@@ -196,6 +196,13 @@ const queryParameters = [
       "User-agent string to parse, when no JSON body gives one; default: the User-Agent header.",
   },
   {
+    name: "at",
+    in: "query",
+    schema: { type: "string", format: "date-time" },
+    description:
+      "An ISO 8601 time with its zone, or a date: `security` and `risk` as the security lists stood then (from the kept list history); `security` then carries `asOf` and `note`; location, time zone and ASN stay current. Before the kept history: 422; malformed or in the future: 400.",
+  },
+  {
     name: "apiKey",
     in: "query",
     schema: { type: "string" },
@@ -254,6 +261,7 @@ const lookupErrors = {
     "Unknown `get` names, unsupported `lang`, malformed JSON body, a GET body on a server that drops it, an invalid forwarding header from a trusted proxy, an invalid Host header",
   ),
   "401": errorResponse("API key missing or invalid, where one is required"),
+  "422": errorResponse("`at` is before the kept list history (the message says where it starts)"),
   "413": errorResponse(
     `Request body over the limit (${UA_BODY_LIMIT / 1024} KiB for a user agent)`,
   ),
