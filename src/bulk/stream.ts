@@ -35,10 +35,14 @@ import type { BulkInput, InputProgress } from "./input.ts";
 /** What the pipeline yields: a batch of items, or the stop that ends it. */
 export type BulkEvent = { items: BulkItem[] } | { stop: BulkStop };
 
-/** Units granted of those asked for; fewer than asked comes with the refusal. */
+/**
+ * Units granted of those asked for; fewer than asked comes with the refusal:
+ * a 429 (the budget is spent) or a 401 (the key was revoked or rotated while
+ * the stream ran).
+ */
 export interface Grant {
   units: number;
-  refusal: RateLimitedError | null;
+  refusal: AppError | null;
 }
 
 export interface BulkOptions {
@@ -156,7 +160,7 @@ export async function* answerBulk(
         if (grant?.refusal || granted === 0) {
           const refusal = grant?.refusal ?? new RateLimitedError("Rate limit exceeded", 1);
           if (answered === 0) throw refusal;
-          yield { stop: rateStop(refusal, answered) };
+          yield { stop: refusalStop(refusal, answered) };
           return;
         }
       }
@@ -240,10 +244,12 @@ function lookupOrReport(item: BulkInput, options: LookupOptions, lookup: Lookup)
   }
 }
 
-function rateStop(refusal: RateLimitedError, answered: number): BulkStop {
-  const retry = Number.isFinite(refusal.retryAfterSeconds) ? refusal.retryAfterSeconds : null;
+function refusalStop(refusal: AppError, answered: number): BulkStop {
+  const retry = refusal instanceof RateLimitedError && Number.isFinite(refusal.retryAfterSeconds)
+    ? refusal.retryAfterSeconds
+    : null;
   return {
-    status: 429,
+    status: STATUS_BY_CODE[refusal.code],
     message: `${refusal.message}: ${answered} ${
       answered === 1 ? "address" : "addresses"
     } answered, send the rest from address ${answered + 1}`,

@@ -8,7 +8,7 @@
 import type { MiddlewareHandler } from "hono";
 import { type AccessControl, type Caller, type Charge, refusalOf } from "../access/access.ts";
 import { apiKeyOf } from "../access/credentials.ts";
-import type { RateLimitedError } from "../errors.ts";
+import { type RateLimitedError, UnauthorizedError } from "../errors.ts";
 import type { AppContext, AppEnv } from "./env.ts";
 
 export interface Admission {
@@ -20,6 +20,12 @@ export interface Admission {
    * when they do not fit, else null.
    */
   charge(c: AppContext, caller: Caller | null, cost: number): Promise<RateLimitedError | null>;
+  /**
+   * Identifies the caller again by the native API's key (a long stream does it
+   * at every batch): the caller now, or the 401 to end with when the key was
+   * revoked or rotated meanwhile.
+   */
+  recheck(c: AppContext): Caller | null | UnauthorizedError;
 }
 
 /** Admission through `access`; without it, everyone is admitted (as with IPINTEL_AUTH=off). */
@@ -27,7 +33,9 @@ export function createAdmission(
   access: AccessControl | undefined,
   clientAddress: (c: AppContext) => string,
 ): Admission {
-  if (!access) return { identify: () => null, charge: () => Promise.resolve(null) };
+  if (!access) {
+    return { identify: () => null, charge: () => Promise.resolve(null), recheck: () => null };
+  }
   const decided = (c: AppContext, caller: Caller | null, cost: number, charge: Charge) => {
     if (charge.kind === "unlimited") return null;
     c.set("rate", charge);
@@ -36,6 +44,14 @@ export function createAdmission(
   return {
     identify: (c, key) => access.identify(key, () => clientAddress(c)),
     charge: async (c, caller, cost) => decided(c, caller, cost, await access.charge(caller, cost)),
+    recheck(c) {
+      try {
+        return access.identify(keyOf(c), () => clientAddress(c));
+      } catch (error) {
+        if (error instanceof UnauthorizedError) return error;
+        throw error;
+      }
+    },
   };
 }
 
@@ -53,5 +69,10 @@ export function requireKey(admission: Admission): MiddlewareHandler<AppEnv> {
 
 /** Identifies the caller by the native API's key (see {@link requireKey}) and hands it on. */
 export function identifyByKey(admission: Admission, c: AppContext): void {
-  c.set("caller", admission.identify(c, apiKeyOf(c.req.query("apiKey"), c.req.raw.headers)));
+  c.set("caller", admission.identify(c, keyOf(c)));
+}
+
+/** The native API's key of a request (see {@link requireKey}). */
+function keyOf(c: AppContext): string | null {
+  return apiKeyOf(c.req.query("apiKey"), c.req.raw.headers);
 }

@@ -12,7 +12,7 @@
 
 import { Hono, type MiddlewareHandler } from "hono";
 import { RegExpRouter } from "hono/router/reg-exp-router";
-import type { AccessControl, Caller } from "../access/access.ts";
+import type { AccessControl } from "../access/access.ts";
 import { bearerMatches } from "../access/credentials.ts";
 import { splitBulkList } from "../bulk/items.ts";
 import { lookupItem } from "../bulk/stream.ts";
@@ -20,7 +20,7 @@ import { COMPAT_ROUTES } from "../compat/routes.ts";
 import { type Config, DEFAULT_STREAM_IDLE_TIMEOUT } from "../config.ts";
 import { parseAsnSelection } from "../asn/layout.ts";
 import { createAsnView } from "../asn/view.ts";
-import { AppError, BadRequestError, DataUnavailableError } from "../errors.ts";
+import { AppError, BadRequestError, DataUnavailableError, UnauthorizedError } from "../errors.ts";
 import { parseFormat, renderError, renderLookup } from "../format/mod.ts";
 import { METRICS_CONTENT_TYPE } from "../format/render.ts";
 import { streamFormat } from "../format/stream.ts";
@@ -129,9 +129,15 @@ export function createApp(deps: AppDeps): App {
     client,
     current,
     site,
-    streamDeps: (c, caller) => ({
+    streamDeps: (c) => ({
       lookup: current(c).lookup,
-      charge: (units) => admission.charge(c, caller, units),
+      // The key is checked again at every batch: a revoked, rotated or re-limited key
+      // ends a running stream with its final record, as it refuses new requests.
+      charge: (units) => {
+        const caller = admission.recheck(c);
+        if (caller instanceof UnauthorizedError) return Promise.resolve(caller);
+        return admission.charge(c, caller, units);
+      },
       remaining: () => c.get("rate")?.remaining ?? null,
       idleTimeoutMs: (config.streamIdleTimeout ?? DEFAULT_STREAM_IDLE_TIMEOUT) * 1000,
       logError: (error) => logError(error, c),
@@ -190,7 +196,7 @@ interface HandlerDeps {
   client: (c: AppContext) => string;
   current: (c: AppContext) => NonNullable<ServiceSlot["current"]>;
   site: ReturnType<typeof createSite> | null;
-  streamDeps: (c: AppContext, caller: Caller | null) => BulkStreamDeps;
+  streamDeps: (c: AppContext) => BulkStreamDeps;
 }
 
 /** One handler per route of the table (the compatible families have their own routes). */
@@ -243,14 +249,14 @@ function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: Handler<AppEnv> } {
       const format = streamFormat(c.req.query("format"), c.req.header("accept") ?? null);
       if (format !== "ndjson" && ips.length <= deps.config.bulkMax) return lookup(c, ips);
       const p = readLookupQuery(c);
-      return streamListAnswer(c, ips, { ...p, format }, h.streamDeps(c, c.get("caller")));
+      return streamListAnswer(c, ips, { ...p, format }, h.streamDeps(c));
     },
     // A body of any length, read as the answer is written (src/http/bulk_stream.ts).
     "/bulk": (c) => {
       const p = readLookupQuery(c);
       const format = streamFormat(c.req.query("format"), c.req.header("accept") ?? null);
       const input = bodyFormat(c.req.raw.headers);
-      const streamDeps = h.streamDeps(c, c.get("caller"));
+      const streamDeps = h.streamDeps(c);
       return streamBodyAnswer(c, bodyStream(c), input, { ...p, format }, streamDeps);
     },
     // An AS: parameters (400), one unit charged (429), then the answer (400/404 for the number).

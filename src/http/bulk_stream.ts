@@ -14,9 +14,9 @@
 import { type BulkInput, type InputFormat, inputParser, readInput } from "../bulk/input.ts";
 import { answerBulk, type BulkEvent, type Grant } from "../bulk/stream.ts";
 import {
+  type AppError,
   BadRequestError,
   quoteInput,
-  type RateLimitedError,
   UnsupportedMediaTypeError,
 } from "../errors.ts";
 import type { FieldSelection } from "../format/select.ts";
@@ -40,11 +40,12 @@ export interface BulkStreamDeps {
   /** The lookup of the data set the whole stream uses (taken when it starts). */
   lookup: Lookup;
   /**
-   * Charges units to the caller through the app's admission (it records the
-   * decision: the first one's RateLimit headers go on the answer, or on its
-   * 429). Returns the refusal when they do not fit, else null.
+   * Charges units to the caller through the app's admission, the caller's key
+   * checked again first (revoked, rotated, a new limit), and records the
+   * decision (the first one's RateLimit headers go on the answer, or on its
+   * 429). Returns the refusal (a 401 or a 429), else null.
    */
-  charge: (units: number) => Promise<RateLimitedError | null>;
+  charge: (units: number) => Promise<AppError | null>;
   /** Units left in the caller's budget after the last charge (null: unlimited). */
   remaining: () => number | null;
   /** Milliseconds with nothing read or written after which the stream ends (0: never). */

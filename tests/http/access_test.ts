@@ -323,3 +323,62 @@ Deno.test("two app instances on one KV file share a key's budget within the stat
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/**
+ * A streamed `POST /bulk` whose body the test writes as it goes: `first`
+ * lines at once (the first batch decides the status, so the answer starts
+ * only once it is there), more with `send`.
+ */
+async function openStream(
+  app: { fetch: (request: Request, env: ReturnType<typeof peer>) => Response | Promise<Response> },
+  key: string,
+  first: number,
+) {
+  let push!: ReadableStreamDefaultController<Uint8Array>;
+  const body = new ReadableStream<Uint8Array>({ start: (c) => void (push = c) });
+  const send = (n: number) => push.enqueue(new TextEncoder().encode("81.2.69.142\n".repeat(n)));
+  send(first);
+  const response = await app.fetch(
+    new Request("http://localhost/bulk?format=ndjson", {
+      method: "POST",
+      headers: { "content-type": "text/plain", "x-api-key": key },
+      body,
+    }),
+    peer("203.0.113.9"),
+  );
+  return { response, send, end: () => push.close() };
+}
+
+Deno.test("a running stream checks its key at every batch: revoked mid-stream, it ends with a 401 record", async () => {
+  const { store, keys, app } = await setup({ auth: "required", rateLimit: 1000 });
+  const { key, record } = await store.create({ name: "stream" });
+  await keys.refresh();
+  const stream = await openStream(app, key, 10);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  await store.revoke(record.id);
+  assert.equal(await keys.refresh(), true);
+  stream.send(10);
+  stream.end();
+  const lines = (await stream.response.text()).trim().split("\n").map((l) => JSON.parse(l));
+  const stop = lines.at(-1).incomplete;
+  assert.equal(stop.status, 401, JSON.stringify(lines.at(-1)));
+  assert.match(stop.message, /Invalid or missing API key/);
+  assert.equal(lines.length - 1, stop.answered, "answered up to the revocation, then stopped");
+  assert.ok(stop.answered >= 10 && stop.answered < 20, `${stop.answered} answered`);
+});
+
+Deno.test("a running stream follows its key's new limit", async () => {
+  const { store, keys, app } = await setup({ auth: "required", rateLimit: 1000 });
+  const { key, record } = await store.create({ name: "stream" });
+  await keys.refresh();
+  const stream = await openStream(app, key, 15);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  await store.setLimits(record.id, { limit: 20, window: 60 });
+  assert.equal(await keys.refresh(), true);
+  stream.send(15);
+  stream.end();
+  const lines = (await stream.response.text()).trim().split("\n").map((l) => JSON.parse(l));
+  const stop = lines.at(-1).incomplete;
+  assert.equal(stop?.status, 429, JSON.stringify(lines.at(-1)));
+  assert.equal(stop.answered, 20, "15 under the old limit, then 5 more under the new one");
+});
