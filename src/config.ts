@@ -73,6 +73,8 @@ export interface Config {
   /** PEM certificate chain and private key files: serve HTTPS (both or neither; see src/server/tls.ts). */
   tlsCert: string | null;
   tlsKey: string | null;
+  /** The forward-auth policy file (JSON, src/policy); null: no `/auth` gate. */
+  policy: string | null;
 }
 
 /** One setting: its environment variable, its flag, default and parser. */
@@ -348,6 +350,14 @@ export const OPTIONS = [
     "IPINTEL_TLS_KEY",
     "tls-key",
     "PEM private key file of --tls-cert; reloaded when the file changes",
+    () => null,
+    nonEmpty,
+  ),
+  option(
+    "policy",
+    "IPINTEL_POLICY",
+    "policy",
+    "Policy file (JSON) of the forward-auth gate GET /auth; checked at start, reloaded when it changes",
     () => null,
     nonEmpty,
   ),

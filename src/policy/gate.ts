@@ -1,0 +1,61 @@
+/**
+ * The edge gate as a server holds it: the served policy (reloaded when its
+ * file changes), the per-rule counts, and one call per forward-auth request.
+ */
+
+import type { Lookup } from "../lookup/lookup.ts";
+import { DecisionCounter } from "./counter.ts";
+import { authAnswer, type Decision, judge } from "./decide.ts";
+import { type LoadedPolicy, policyStatus, readPolicyFile, watchPolicyFile } from "./file.ts";
+
+export class PolicyGate {
+  #loaded: LoadedPolicy;
+  #watch: { close(): void } | null = null;
+  readonly counter = new DecisionCounter();
+
+  constructor(loaded: LoadedPolicy) {
+    this.#loaded = loaded;
+  }
+
+  /**
+   * Reads and checks the file (throws a PolicyError, exit status 2, naming
+   * the rule and the problem), then watches it every `pollMs`; `report`
+   * gets the reload and refusal lines.
+   */
+  static async open(
+    path: string,
+    report: (line: string) => void = (line) => console.error(line),
+    pollMs?: number,
+  ): Promise<PolicyGate> {
+    const gate = new PolicyGate(await readPolicyFile(path));
+    gate.#watch = watchPolicyFile(gate.#loaded, (next) => gate.#loaded = next, report, pollMs);
+    return gate;
+  }
+
+  /** The policy served now. */
+  get loaded(): LoadedPolicy {
+    return this.#loaded;
+  }
+
+  /** Judges the client address and counts the decision (throws as judge() does). */
+  decide(lookup: Lookup, address: string): Decision {
+    const decision = judge(lookup, this.#loaded.policy, address);
+    this.counter.count(decision);
+    return decision;
+  }
+
+  /** The forward-auth answer for the client address: 204 or 403, the headers, no body. */
+  answer(lookup: Lookup, address: string): ReturnType<typeof authAnswer> {
+    return authAnswer(this.decide(lookup, address));
+  }
+
+  /** The `policy` part of `/status`. */
+  status(): ReturnType<typeof policyStatus> {
+    return policyStatus(this.#loaded);
+  }
+
+  /** Stops watching the file. */
+  close(): void {
+    this.#watch?.close();
+  }
+}
