@@ -79,6 +79,8 @@ export function watchPolicyFile(
       }
       if (key === seen) return;
       seen = key;
+      // Back to the served content (after a refused edit): nothing to load or say.
+      if (key === current.version) return;
       if (bytes !== null) {
         try {
           current = policyFromBytes(bytes, current.path, new Date());
