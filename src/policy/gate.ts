@@ -11,10 +11,12 @@ import { type LoadedPolicy, policyStatus, readPolicyFile, watchPolicyFile } from
 export class PolicyGate {
   #loaded: LoadedPolicy;
   #watch: { close(): void } | null = null;
-  readonly counter = new DecisionCounter();
+  readonly counter: DecisionCounter;
 
-  constructor(loaded: LoadedPolicy) {
+  /** `counter`: the server's shared counts (every isolate's); absent, this gate's own. */
+  constructor(loaded: LoadedPolicy, counter: DecisionCounter = new DecisionCounter()) {
     this.#loaded = loaded;
+    this.counter = counter;
   }
 
   /**
@@ -24,11 +26,19 @@ export class PolicyGate {
    */
   static async open(
     path: string,
-    report: (line: string) => void = (line) => console.error(line),
-    pollMs?: number,
+    options: {
+      report?: (line: string) => void;
+      pollMs?: number;
+      counter?: DecisionCounter;
+    } = {},
   ): Promise<PolicyGate> {
-    const gate = new PolicyGate(await readPolicyFile(path));
-    gate.#watch = watchPolicyFile(gate.#loaded, (next) => gate.#loaded = next, report, pollMs);
+    const gate = new PolicyGate(await readPolicyFile(path), options.counter);
+    gate.#watch = watchPolicyFile(
+      gate.#loaded,
+      (next) => gate.#loaded = next,
+      options.report ?? ((line) => console.error(line)),
+      options.pollMs,
+    );
     return gate;
   }
 

@@ -85,7 +85,7 @@ Deno.test("an edited policy is served without a restart; a bad one is refused an
   await withFile(async (path) => {
     await Deno.writeTextFile(path, embargo("US"));
     const lines: string[] = [];
-    const gate = await PolicyGate.open(path, (line) => lines.push(line), 5);
+    const gate = await PolicyGate.open(path, { report: (line) => lines.push(line), pollMs: 5 });
     try {
       const first = gate.loaded.version;
       assert.equal(gate.answer(lookup, "8.8.8.8").status, 403);
@@ -149,7 +149,7 @@ Deno.test("the same content written again is not a reload", async () => {
   await withFile(async (path) => {
     await Deno.writeTextFile(path, embargo("KP"));
     const lines: string[] = [];
-    const gate = await PolicyGate.open(path, (line) => lines.push(line), 5);
+    const gate = await PolicyGate.open(path, { report: (line) => lines.push(line), pollMs: 5 });
     try {
       const loadedAt = gate.loaded.loadedAt;
       await Deno.utime(path, new Date(), new Date("2030-01-01T00:00:00Z")); // touched: the same bytes
@@ -168,7 +168,7 @@ Deno.test("PolicyGate.open() refuses a bad file at start (the CLI's exit 2)", as
   await withFile(async (path) => {
     await Deno.writeTextFile(path, embargo("KP").replace('"action"', '"acton"'));
     await assert.rejects(
-      () => PolicyGate.open(path, () => {}),
+      () => PolicyGate.open(path, { report: () => {} }),
       /rule 1 "no-tor": unknown field "acton" \(did you mean "action"\?\)/,
     );
   });
