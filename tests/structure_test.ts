@@ -50,7 +50,7 @@ async function staticImports(entry: string): Promise<Set<string>> {
 
 Deno.test("the server does not import the data builder or the MMDB writer", async () => {
   assert.ok((await staticImports("src/cli/serve.ts")).has("src/mmdb/reader.ts"));
-  for (const entry of ["src/cli/serve.ts", "src/http/app.ts", "src/http/pipeline.ts"]) {
+  for (const entry of ["src/cli/serve.ts", "src/http/app.ts", "src/server/server.ts"]) {
     const reached = await staticImports(entry);
     assert.ok(reached.has("src/http/request_target.ts"), `${entry}: the graph was not read`);
     const builder = [...reached].filter((p) =>
@@ -68,7 +68,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["cli"], // the commands: parse the command line, run the server or a job
   ["server"], // the running server's wiring: instance, workers, reload, KV, access, shutdown
   ["ops"], // what observes the HTTP app: instrument, metrics per route, access log, readiness
-  ["http"], // the request pipeline, the route table and the routes
+  ["http"], // the Hono app: the route table, its middleware and the routes
   ["compat", "bulk"], // the MaxMind, ipinfo and ip-api shapes; streamed bulk over the same lookup
   ["lookup"], // one address's answer from the data set
   ["update", "enrich"], // the data builder; country, currency, time zone facts

@@ -1,7 +1,8 @@
 /**
  * Access control, the one rule every lookup path applies: who is calling
  * (an API key, or an anonymous client address) and whether the request fits
- * the caller's rate limit. No HTTP here: the app and the fast path both call it.
+ * the caller's rate limit. No HTTP here: the app's admission (src/http/admission.ts)
+ * calls it on every route that answers a lookup.
  */
 
 import { RateLimitedError, UnauthorizedError } from "../errors.ts";
@@ -153,17 +154,21 @@ export function keyCallerId(keyId: string): string {
   return `key:${keyId}`;
 }
 
-/** Throws the 429 for a refused decision; the message says when to retry, or why never. */
-export function assertAllowed(caller: Caller, decision: RateDecision, cost: number): void {
-  if (decision.kind === "allowed") return;
+/** The 429 of a refused decision (null when allowed); its message says when to retry, or why never. */
+export function refusalOf(
+  caller: Caller,
+  decision: RateDecision,
+  cost: number,
+): RateLimitedError | null {
+  if (decision.kind === "allowed") return null;
   const rate = `${caller.limit} requests per ${caller.window} s`;
   if (!Number.isFinite(decision.retryAfterSeconds)) {
-    throw new RateLimitedError(
+    return new RateLimitedError(
       `Request costs ${cost} units, more than the rate limit of ${rate} allows: send at most ${caller.limit} addresses at once`,
       caller.window,
     );
   }
-  throw new RateLimitedError(
+  return new RateLimitedError(
     `Rate limit exceeded: ${rate} for ${caller.label}; retry in ${decision.retryAfterSeconds} s`,
     decision.retryAfterSeconds,
   );

@@ -250,12 +250,14 @@ function batchItems(body: unknown): BatchItem[] {
 }
 
 export const IPAPI_ROUTES: readonly CompatRoute[] = [
+  // `/json` and `/json/`: the caller.
   { method: "GET", path: "/json", error: ipapiError, handle: (r, p) => single(r, p, null) },
+  { method: "GET", path: "/json/", error: ipapiError, handle: (r, p) => single(r, p, null) },
   {
     method: "GET",
-    path: "/json/:ip{[\\s\\S]*}", // `/json/`: the caller
+    path: "/json/:ip{.+}",
     error: ipapiError,
-    handle: (r, p) => single(r, p, r.params.ip || null),
+    handle: (r, p) => single(r, p, r.params.ip!),
   },
   {
     method: "POST",

@@ -22,14 +22,13 @@ import type { Lookup } from "../lookup/lookup.ts";
 import { anonymizerFlags } from "../risk/security.ts";
 import type { Json } from "../types.ts";
 import {
-  basicCredentials,
-  bearerToken,
   type CompatAnswer,
   type CompatPipeline,
   type CompatRequest,
   type CompatRoute,
   ownKeyHeader,
 } from "./pipeline.ts";
+import { basicCredentials, bearerToken } from "../access/credentials.ts";
 
 const JSON_TYPE = CONTENT_TYPES.json;
 const TEXT_TYPE = "text/plain; charset=utf-8";
@@ -140,7 +139,7 @@ export function ipinfoError(error: AppError | null): CompatAnswer {
 
 /** The key an ipinfo client sends. */
 function keyOf(request: CompatRequest): string | null {
-  return request.query("token") ?? bearerToken(request.headers) ??
+  return request.query("token") ?? bearerToken(request.headers.get("authorization")) ??
     (basicCredentials(request.headers)?.user || null) ?? ownKeyHeader(request.headers) ??
     request.query("apiKey") ?? null;
 }
@@ -188,16 +187,16 @@ function getRoute(
   };
 }
 
-/** `/{x}`: the caller for `/` (empty), a field of the caller (`/city`, `/json`), else an address. */
+/** `/{x}`: a field of the caller (`/city`, `/json`), else an address. */
 const oneSegment = (request: CompatRequest): [string | null, string | null] => {
   const x = request.params.ip!;
-  if (x === "") return [null, null];
   return x === "json" || FIELD_SET.has(x) ? [null, x] : [x, null];
 };
 
 export const IPINFO_ROUTES: readonly CompatRoute[] = [
   getRoute("/ipinfo", () => [null, null]),
-  getRoute("/ipinfo/:ip{[^/]*}", oneSegment),
+  getRoute("/ipinfo/", () => [null, null]),
+  getRoute("/ipinfo/:ip", oneSegment),
   getRoute("/ipinfo/:ip/:field", (r) => [r.params.ip!, r.params.field!]),
   {
     method: "POST",

@@ -16,12 +16,12 @@ import { anonymizerFlags } from "../risk/security.ts";
 import type { CityRecord } from "../mmdb/records.ts";
 import type { Json } from "../types.ts";
 import {
-  basicCredentials,
   type CompatAnswer,
   type CompatRequest,
   type CompatRoute,
   ownKeyHeader,
 } from "./pipeline.ts";
+import { basicCredentials } from "../access/credentials.ts";
 
 export type MaxMindService = "country" | "city" | "insights";
 
@@ -150,7 +150,7 @@ function keyOf(request: CompatRequest): string | null {
 /** The three services' routes. */
 export const MAXMIND_ROUTES: readonly CompatRoute[] = MAXMIND_SERVICES.map((service) => ({
   method: "GET",
-  path: `/geoip/v2.1/${service}/:ip{[\\s\\S]+}`,
+  path: `/geoip/v2.1/${service}/:ip{.+}`,
   error: maxmindError,
   async handle(request, pipeline) {
     pipeline.authenticate(keyOf(request));

@@ -1,9 +1,10 @@
 /**
- * What the compatible APIs (MaxMind GeoIP2, ipinfo, ip-api) get from the
- * request pipeline, and what they give back. No framework here: the app hands
- * each compatible route its request and the pipeline's own access, limit and
- * lookup steps, so these routes share the native API's keys, limits, data,
- * metrics and logs, and only their request parsing and rendering differ.
+ * What the compatible APIs (MaxMind GeoIP2, ipinfo, ip-api) get from the app,
+ * and what they give back. No framework here: the app (src/http/app.ts)
+ * registers each compatible route on Hono and hands it its request and the
+ * app's own access, limit and lookup steps, so these routes share the native
+ * API's keys, limits, data, metrics and logs, and only their request parsing
+ * and rendering differ.
  */
 
 import type { RateDecision } from "../access/rate_limiter.ts";
@@ -11,7 +12,7 @@ import type { AppError } from "../errors.ts";
 import type { Lookup } from "../lookup/lookup.ts";
 import type { DataSet } from "../sources/data_set.ts";
 
-/** A compatible API's request, as the pipeline parsed it. */
+/** A compatible API's request, as the app parsed it. */
 export interface CompatRequest {
   /** The route's path parameters (decoded). */
   params: Readonly<Record<string, string>>;
@@ -22,7 +23,7 @@ export interface CompatRequest {
   json(limit: number): Promise<unknown>;
 }
 
-/** The pipeline's steps, in the order a route calls them. */
+/** The app's steps, in the order a route calls them. */
 export interface CompatPipeline {
   /** Identifies the caller by the key it sent (null: none); throws UnauthorizedError as the native API does. */
   authenticate(key: string | null): void;
@@ -52,29 +53,6 @@ export interface CompatRoute {
   handle(request: CompatRequest, pipeline: CompatPipeline): Promise<CompatAnswer>;
   /** Renders an error in the API's own shape; null: an unexpected failure (500, logged by the app). */
   error(error: AppError | null): CompatAnswer;
-}
-
-/** The credentials of `Authorization: Basic base64(user:password)`, or null. */
-export function basicCredentials(headers: Headers): { user: string; password: string } | null {
-  const match = /^\s*basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(headers.get("authorization") ?? "");
-  if (!match) return null;
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true })
-      .decode(Uint8Array.from(atob(match[1]!), (c) => c.charCodeAt(0)));
-  } catch {
-    return null;
-  }
-  const colon = text.indexOf(":");
-  return colon === -1
-    ? { user: text, password: "" }
-    : { user: text.slice(0, colon), password: text.slice(colon + 1) };
-}
-
-/** The token of `Authorization: Bearer <token>`, or null. */
-export function bearerToken(headers: Headers): string | null {
-  const match = /^\s*bearer\s+(\S+)\s*$/i.exec(headers.get("authorization") ?? "");
-  return match ? match[1]! : null;
 }
 
 /** ipintel's own key headers, which every compatible API accepts too: `X-API-Key`. */

@@ -1,20 +1,31 @@
-/** `createApp(deps)`: one handler per route of the table, run by the pipeline. */
+/**
+ * `createApp(deps)`: the Hono app. Every route of the table (routes.ts) is
+ * registered on it, the compatible APIs' own routes included; every rule a
+ * request must pass is a middleware made by a factory here or in
+ * `middleware/`, run in this order: instrumentation (metrics, access log,
+ * requests in flight), request id (while logging), CORS, RateLimit headers,
+ * HEAD, Host check, then per route the key middleware and the handler.
+ * Errors go through `onError` and `notFound`, in the format the request asks
+ * for.
+ */
 
+import { Hono, type MiddlewareHandler } from "hono";
+import { RegExpRouter } from "hono/router/reg-exp-router";
 import type { AccessControl, Caller } from "../access/access.ts";
-import type { Config } from "../config.ts";
+import { bearerMatches } from "../access/credentials.ts";
 import { splitBulkList } from "../bulk/items.ts";
 import { lookupItem } from "../bulk/stream.ts";
+import { COMPAT_ROUTES } from "../compat/routes.ts";
+import type { Config } from "../config.ts";
 import { AppError, BadRequestError, DataUnavailableError } from "../errors.ts";
-import { streamFormat } from "../format/stream.ts";
 import { renderError, renderLookup } from "../format/mod.ts";
 import { METRICS_CONTENT_TYPE } from "../format/render.ts";
+import { streamFormat } from "../format/stream.ts";
 import type { DataSet } from "../sources/data_set.ts";
 import { redactUrl } from "../sources/redact_url.ts";
 import type { Json } from "../types.ts";
-import { acceptsHtml, createSite } from "../web/site.ts";
-import { createAdmission } from "./admission.ts";
-import { type CompatDeps, compatHandler } from "./compat_handler.ts";
-import { bearerMatches } from "./bearer.ts";
+import { acceptsHtml, createSite, type SiteAnswer } from "../web/site.ts";
+import { type Admission, createAdmission, identifyByKey, requireKey } from "./admission.ts";
 import {
   bodyFormat,
   type BulkStreamDeps,
@@ -22,22 +33,30 @@ import {
   streamListAnswer,
 } from "./bulk_stream.ts";
 import { createClientAddressResolver } from "./client_address.ts";
+import { type CompatDeps, compatHandler } from "./compat_handler.ts";
+import { type AppContext, type AppEnv, bodyStream, FORMAT_HEADERS, peerAddress } from "./env.ts";
+import { type ErrorLog, errorResponse, noRoute, unservedMethod } from "./error_response.ts";
 import { type LookupRequest, readLookupQuery, readLookupRequest } from "./lookup_request.ts";
+import { corsHeaders, preflight } from "./middleware/cors.ts";
+import { headAnswer } from "./middleware/head.ts";
+import { hostCheck } from "./middleware/host_check.ts";
+import { rateLimitHeaders } from "./middleware/rate_headers.ts";
 import { OPENAPI_DOCUMENT } from "./openapi.ts";
+import { requestPath } from "./request_target.ts";
 import {
-  type Answer,
-  type ApiRequest,
-  createPipeline,
-  type FetchHandler,
-  FORMAT_HEADERS,
-  type Handler,
-  type ServeEnv,
-} from "./pipeline.ts";
-import type { RoutePath } from "./routes.ts";
+  familyPattern,
+  handlerPatterns,
+  type RoutePath,
+  ROUTES,
+  type RouteSpec,
+} from "./routes.ts";
 import type { ServiceSlot } from "./service_slot.ts";
 import { statusRoute } from "./status_route.ts";
+import type { Handler } from "hono";
+import { familyIndex } from "./route_label.ts";
 
 export type { ServiceSlot };
+export type App = Hono<AppEnv>;
 
 export interface AppDeps {
   services: ServiceSlot;
@@ -46,88 +65,62 @@ export interface AppDeps {
     & Partial<Pick<Config, "web">>;
   /** Keys and rate limits; without it the API is open (as with IPINTEL_AUTH=off). */
   access?: AccessControl;
-  /** Where 5xx details go (with the request, for its id); the client only sees a generic message. */
-  logError?: (error: unknown, request?: Request) => void;
+  /** Where 5xx details go (with the request's id); the client only sees a generic message. */
+  logError?: (error: unknown, requestId?: string) => void;
   /** Readiness beyond the data being loaded (the KV answering...): null when ready, else why not. */
   ready?: () => Promise<string | null>;
   /** Serves `GET /metrics` (absent: no such route); with a token, only to `Bearer <token>`. */
   metrics?: { render: () => string; token: string | null };
-}
-
-export interface App {
-  /** The handler both servers run (Deno.serve's and node_server's signature). */
-  fetch: FetchHandler;
-  /** An in-process request to a path (`/ip/8.8.8.8`) or URL, as a server would pass it. */
-  request(input: string | Request, init?: RequestInit, env?: ServeEnv): Promise<Response>;
+  /**
+   * The outermost middleware: metrics, access log and requests in flight
+   * (src/ops/instrument.ts), with request ids (hono/request-id) for the logged answers.
+   */
+  instrumentation?: {
+    middleware: MiddlewareHandler<AppEnv>;
+    /** Runs next, giving every request its id (when every request is logged). */
+    requestIds?: MiddlewareHandler<AppEnv> | null;
+    /** A request's id, made on first use (undefined while nothing is logged). */
+    requestId?: (c: AppContext) => string | undefined;
+  };
 }
 
 /** Builds the app; bad configuration (e.g. a trusted-proxy CIDR) throws here, at start-up. */
 export function createApp(deps: AppDeps): App {
   const { services, config } = deps;
   const resolveClient = createClientAddressResolver(config);
-  const client = (request: ApiRequest) => resolveClient(request.peer(), request.headers);
+  const client = (c: AppContext) => resolveClient(peerAddress(c), c.req.raw.headers);
   const admission = createAdmission(deps.access, client);
-  const logError = deps.logError ?? ((error: unknown) => console.error(error));
-  const readyBodies = new WeakMap<DataSet, string>();
-  const openApiBody = JSON.stringify(OPENAPI_DOCUMENT);
+  const log = deps.logError ?? ((error: unknown) => console.error(error));
+  const logError: ErrorLog = (error, c) => log(error, deps.instrumentation?.requestId?.(c));
   const site = config.web === false ? null : createSite({ bulkMax: config.bulkMax });
-
   const current = () => {
     if (!services.current) throw new DataUnavailableError(LOADING_MESSAGE);
     return services.current;
   };
 
-  /**
-   * A lookup route: who calls (401), the addresses (null: the caller's own),
-   * the parameters (400), then the charge and the answer.
-   */
-  const lookupRoute = (request: ApiRequest, ips: string | string[] | null) => {
-    const caller = admission.identify(request);
-    const addresses = ips ?? client(request);
-    const parameters = readLookupRequest(request);
-    return parameters instanceof Promise
-      ? parameters.then((p) => charged(request, caller, p, addresses))
-      : charged(request, caller, parameters, addresses);
-  };
+  // Routing on the path as sent (requestPath): a forged Host cannot move it.
+  const app = new Hono<AppEnv>({ router: new RegExpRouter(), getPath: requestPath });
+  if (deps.instrumentation) {
+    app.use(deps.instrumentation.middleware);
+    if (deps.instrumentation.requestIds) app.use(deps.instrumentation.requestIds);
+  }
+  // The answer-shaping rules wrap the Host check, so a refused Host is answered like any error.
+  app.use(corsHeaders(config.corsOrigins), rateLimitHeaders(), headAnswer(), hostCheck());
+  app.onError((error, c) => errorResponse(c, error, logError));
+  app.notFound((c) => errorResponse(c, noRoute(c), logError));
 
-  /** Charges one unit per address (a bulk list all or nothing; 429), then answers. */
-  const charged = (
-    request: ApiRequest,
-    caller: Caller | null,
-    p: LookupRequest,
-    addresses: string | string[],
-  ): Answer | Promise<Answer> => {
-    if (typeof addresses !== "string") {
-      if (addresses.length === 0) {
-        throw new BadRequestError("Empty bulk list: give at least one IP address");
-      }
-    }
-    const cost = typeof addresses === "string" ? 1 : addresses.length;
-    const waiting = admission.charge(request, caller, cost);
-    return waiting ? waiting.then(() => answer(p, addresses)) : answer(p, addresses);
-  };
-
-  const answer = (p: LookupRequest, addresses: string | string[]): Answer => {
-    // One data set for a whole list, even if a reload swaps it meanwhile.
-    const lookup = current().lookup;
-    const data = typeof addresses === "string"
-      ? lookup(addresses, p)
-      : addresses.map((ip) => lookupItem(ip, p, lookup));
-    return {
-      status: 200,
-      headers: FORMAT_HEADERS[p.format],
-      body: renderLookup(data, p.selection, p.format),
-    };
-  };
-
-  const me: Handler = (request) => lookupRoute(request, null);
-
-  /** What a streamed bulk answer uses: one data set, the caller's budget through admission. */
-  const streamDeps = (request: ApiRequest, caller: Caller | null): BulkStreamDeps => ({
-    lookup: current().lookup,
-    charge: (units) => admission.charge(request, caller, units),
-    rate: () => request.rate,
-    logError: (error) => logError(error, request.raw),
+  const handlers = routeHandlers({
+    deps,
+    admission,
+    client,
+    current,
+    site,
+    streamDeps: (c, caller) => ({
+      lookup: current().lookup,
+      charge: (units) => admission.charge(c, caller, units),
+      remaining: () => c.get("rate")?.remaining ?? null,
+      logError: (error) => logError(error, c),
+    }),
   });
   const compat: CompatDeps = {
     admission,
@@ -136,112 +129,152 @@ export function createApp(deps: AppDeps): App {
     bulkMax: config.bulkMax,
     logError,
   };
+  const keyed = requireKey(admission);
+  const table: readonly RouteSpec[] = ROUTES;
+  // Exact routes first: where `/bulk/*` also covers `/bulk`, the exact route's fallback answers.
+  const ordered = [...table.keys()].sort((a, b) =>
+    Number(table[a]!.path.includes("{")) - Number(table[b]!.path.includes("{"))
+  );
+  for (const index of ordered) {
+    const route = table[index]!;
+    const handler = handlers[route.path as RoutePath];
+    if (handler) {
+      const middleware = KEYED_ROUTES.has(route.path) ? [keyed] : [];
+      app.on([...route.methods], handlerPatterns(route), ...middleware, handler);
+    }
+    // A compatible API's family: its own routes (each reads its key its own way).
+    for (const compatRoute of COMPAT_ROUTES) {
+      if (familyIndex(compatRoute.path) !== index) continue;
+      app.on(compatRoute.method, compatRoute.path, compatHandler(compatRoute, compat));
+    }
+    const unserved: Handler<AppEnv> = (c) => {
+      throw unservedMethod(c, route);
+    };
+    app.options(familyPattern(route), preflight(route)).all(familyPattern(route), unserved);
+  }
+  return app;
+}
 
-  const handlers: { [P in RoutePath]: Handler } = {
-    "/ip/{ip}": (request) => {
-      if (request.param === "") throw new BadRequestError("Missing IP address: use /ip/{ip}");
-      return lookupRoute(request, request.param);
+/** The native API's routes that identify their caller by key (a 401 before anything else). */
+const KEYED_ROUTES: ReadonlySet<string> = new Set(["/ip/{ip}", "/me", "/bulk/{ip_list}", "/bulk"]);
+
+interface HandlerDeps {
+  deps: AppDeps;
+  admission: Admission;
+  client: (c: AppContext) => string;
+  current: () => NonNullable<ServiceSlot["current"]>;
+  site: ReturnType<typeof createSite> | null;
+  streamDeps: (c: AppContext, caller: Caller | null) => BulkStreamDeps;
+}
+
+/** One handler per route of the table (the compatible families have their own routes). */
+function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: Handler<AppEnv> } {
+  const { deps, admission, client, current, site } = h;
+  const readyBodies = new WeakMap<DataSet, string>();
+  const openApiBody = JSON.stringify(OPENAPI_DOCUMENT);
+
+  /**
+   * A lookup: the addresses (null: the caller's own), the parameters (400),
+   * then one unit per address charged (a list all or nothing; 429), then the answer.
+   */
+  const lookup = async (c: AppContext, ips: string | string[] | null) => {
+    const addresses = ips ?? client(c);
+    const p: LookupRequest = await readLookupRequest(c);
+    if (typeof addresses !== "string" && addresses.length === 0) {
+      throw new BadRequestError("Empty bulk list: give at least one IP address");
+    }
+    const cost = typeof addresses === "string" ? 1 : addresses.length;
+    const refusal = await admission.charge(c, c.get("caller"), cost);
+    if (refusal) throw refusal;
+    // One data set for a whole list, even if a reload swaps it meanwhile.
+    const find = current().lookup;
+    const data = typeof addresses === "string"
+      ? find(addresses, p)
+      : addresses.map((ip) => lookupItem(ip, p, find));
+    return c.body(renderLookup(data, p.selection, p.format), 200, FORMAT_HEADERS[p.format]);
+  };
+  const siteResponse = (c: AppContext, answer: SiteAnswer) =>
+    answer.body === null
+      ? c.body(null, answer.status as 304, answer.headers)
+      : c.body(answer.body, answer.status as 200, answer.headers);
+
+  return {
+    "/ip/{ip}": (c) => {
+      const ip = c.req.param("ip");
+      if (!ip) throw new BadRequestError("Missing IP address: use /ip/{ip}");
+      return lookup(c, ip);
     },
-    "/me": me,
+    "/me": (c) => lookup(c, null),
     // Up to IPINTEL_BULK_MAX addresses answered whole; a longer list, or NDJSON, streamed.
-    "/bulk/{ip_list}": (request) => {
-      if (request.param === "") {
+    "/bulk/{ip_list}": (c) => {
+      const list = c.req.param("ip_list");
+      if (!list) {
         throw new BadRequestError("Empty bulk list: use /bulk/{ip},{ip},... or POST /bulk");
       }
-      const ips = splitBulkList(request.param);
-      const format = streamFormat(request.query("format"), request.headers.get("accept"));
-      if (format !== "ndjson" && ips.length <= config.bulkMax) return lookupRoute(request, ips);
-      const caller = admission.identify(request);
-      const p = readLookupQuery(request);
-      return streamListAnswer(ips, { ...p, format }, streamDeps(request, caller));
+      const ips = splitBulkList(list);
+      const format = streamFormat(c.req.query("format"), c.req.header("accept") ?? null);
+      if (format !== "ndjson" && ips.length <= deps.config.bulkMax) return lookup(c, ips);
+      const p = readLookupQuery(c);
+      return streamListAnswer(c, ips, { ...p, format }, h.streamDeps(c, c.get("caller")));
     },
     // A body of any length, read as the answer is written (src/http/bulk_stream.ts).
-    "/bulk": (request) => {
-      const caller = admission.identify(request);
-      const p = readLookupQuery(request);
-      const format = streamFormat(request.query("format"), request.headers.get("accept"));
-      const deps = streamDeps(request, caller);
-      return streamBodyAnswer(request.body, bodyFormat(request.headers), { ...p, format }, deps);
+    "/bulk": (c) => {
+      const p = readLookupQuery(c);
+      const format = streamFormat(c.req.query("format"), c.req.header("accept") ?? null);
+      const input = bodyFormat(c.req.raw.headers);
+      const streamDeps = h.streamDeps(c, c.get("caller"));
+      return streamBodyAnswer(c, bodyStream(c), input, { ...p, format }, streamDeps);
     },
     // The lookup page for a browser, /me for everyone else (as ifconfig.co does).
-    "/": (request) => {
-      const answer = site && acceptsHtml(request.headers.get("accept"))
-        ? site.page(request)
-        : me(request);
-      const vary = (a: Answer): Answer => ({ ...a, headers: { vary: "Accept", ...a.headers } });
-      return answer instanceof Promise ? answer.then(vary) : vary(answer);
+    "/": async (c) => {
+      c.header("vary", "Accept");
+      if (site && acceptsHtml(c.req.header("accept") ?? null)) {
+        return siteResponse(c, site.page(c.req.raw));
+      }
+      identifyByKey(admission, c);
+      return await lookup(c, null);
     },
-    "/assets/{name}": (request) => {
-      const asset = site?.asset(request.param, request);
+    "/assets/{name}": (c) => {
+      const asset = site?.asset(c.req.param("name") ?? "", c.req.raw);
       if (!asset) throw new AppError("not_found", "No such asset: see / for the page");
-      return asset;
+      return siteResponse(c, asset);
     },
     // Liveness: the process answers. Readiness: the data is loaded and every check passes.
-    "/health": () => HEALTH,
-    "/ready": async () => {
-      const data = services.current?.data;
+    "/health": (c) => c.body(HEALTH_BODY, 200, FORMAT_HEADERS.json),
+    "/ready": async (c) => {
+      const data = deps.services.current?.data;
       const reason = data
         ? data.incomplete ?? await deps.ready?.() ?? null
         : "data is not loaded yet";
       if (!data || reason !== null) {
         const body = JSON.stringify({ success: false, message: `Not ready: ${reason}` });
-        return { status: 503, headers: NO_STORE_JSON, body };
+        return c.body(body, 503, NO_STORE_JSON);
       }
       let body = readyBodies.get(data);
       if (!body) {
         readyBodies.set(data, body = JSON.stringify({ success: true, data: readyData(data) }));
       }
-      return { status: 200, headers: NO_STORE_JSON, body };
+      return c.body(body, 200, NO_STORE_JSON);
     },
-    "/status": statusRoute(services),
-    "/metrics": (request) => {
+    "/status": statusRoute(deps.services),
+    "/metrics": (c) => {
       const metrics = deps.metrics;
       if (!metrics) throw new AppError("not_found", "No metrics: IPINTEL_METRICS is off");
       if (
         metrics.token !== null &&
-        !bearerMatches(request.headers.get("authorization"), metrics.token)
+        !bearerMatches(c.req.header("authorization") ?? null, metrics.token)
       ) {
-        return {
-          status: 401,
-          headers: { ...FORMAT_HEADERS.json, "www-authenticate": 'Bearer realm="metrics"' },
-          body: renderError(METRICS_UNAUTHORIZED, "json").body,
-        };
+        const headers = { ...FORMAT_HEADERS.json, "www-authenticate": 'Bearer realm="metrics"' };
+        return c.body(renderError(METRICS_UNAUTHORIZED, "json").body, 401, headers);
       }
-      return { status: 200, headers: METRICS_HEADERS, body: metrics.render() };
+      return c.body(metrics.render(), 200, METRICS_HEADERS);
     },
-    "/openapi.json": () => ({ status: 200, headers: FORMAT_HEADERS.json, body: openApiBody }),
-    // The compatible APIs: their paths, keys and shapes over this pipeline's admission and data.
-    "/geoip/v2.1/country/{ip}": compatHandler("/geoip/v2.1/country/{ip}", compat),
-    "/geoip/v2.1/city/{ip}": compatHandler("/geoip/v2.1/city/{ip}", compat),
-    "/geoip/v2.1/insights/{ip}": compatHandler("/geoip/v2.1/insights/{ip}", compat),
-    "/ipinfo/{path}": compatHandler("/ipinfo/{path}", compat),
-    "/json/{ip}": compatHandler("/json/{ip}", compat),
-    "/batch": compatHandler("/batch", compat),
-  };
-
-  const fetch = createPipeline({
-    handlers,
-    corsOrigins: config.corsOrigins,
-    logError,
-  });
-  return {
-    fetch,
-    request: async (input, init, env) => {
-      const url = typeof input !== "string" || /^https?:\/\//.test(input)
-        ? input
-        : `http://localhost${input}`;
-      return await fetch(url instanceof Request ? url : new Request(url, init), env);
-    },
+    "/openapi.json": (c) => c.body(openApiBody, 200, FORMAT_HEADERS.json),
   };
 }
 
 const LOADING_MESSAGE = "Data is not loaded yet: try again shortly";
-
-const HEALTH: Answer = Object.freeze({
-  status: 200,
-  headers: FORMAT_HEADERS.json,
-  body: JSON.stringify({ success: true, data: { status: "ok" } }),
-});
+const HEALTH_BODY = JSON.stringify({ success: true, data: { status: "ok" } });
 const NO_STORE_JSON = Object.freeze({ ...FORMAT_HEADERS.json, "cache-control": "no-store" });
 const METRICS_HEADERS = Object.freeze({
   "content-type": METRICS_CONTENT_TYPE,

@@ -7,25 +7,24 @@
  * Before the first batch is answered the request can still fail with a status
  * (400 for an empty list or a malformed body start, 429 when not one unit of
  * the budget is left, 503 while loading); after, a stop is the final record.
- * When the client goes away, the stream is cancelled: the pipeline stops
- * reading the body and looking up.
+ * When the client goes away, the stream is cancelled: it stops reading the
+ * body and looking up.
  */
 
-import type { RateDecision } from "../access/rate_limiter.ts";
 import { type BulkInput, type InputFormat, inputParser, readInput } from "../bulk/input.ts";
 import { answerBulk, type BulkEvent, type Grant } from "../bulk/stream.ts";
 import {
   BadRequestError,
   quoteInput,
-  RateLimitedError,
+  type RateLimitedError,
   UnsupportedMediaTypeError,
 } from "../errors.ts";
 import type { FieldSelection } from "../format/select.ts";
 import { encodeText, type StreamFormat, streamWriter } from "../format/stream.ts";
 import type { Lookup } from "../lookup/lookup.ts";
 import { requireIdentityEncoding } from "./body.ts";
-import type { Answer } from "./pipeline.ts";
-import { markStreamed } from "./streamed.ts";
+import type { AppContext } from "./env.ts";
+import { streamedResponse } from "./streamed.ts";
 
 export interface BulkStreamRequest {
   format: StreamFormat;
@@ -39,13 +38,13 @@ export interface BulkStreamDeps {
   /** The lookup of the data set the whole stream uses (taken when it starts). */
   lookup: Lookup;
   /**
-   * Charges units to the caller through the pipeline's admission (it records the
-   * decision: the first one's RateLimit headers go on the answer, or on its 429);
-   * throws RateLimitedError when they do not fit.
+   * Charges units to the caller through the app's admission (it records the
+   * decision: the first one's RateLimit headers go on the answer, or on its
+   * 429). Returns the refusal when they do not fit, else null.
    */
-  charge: (units: number) => void | Promise<void>;
-  /** The last decision charged (null: unlimited). */
-  rate: () => RateDecision | null;
+  charge: (units: number) => Promise<RateLimitedError | null>;
+  /** Units left in the caller's budget after the last charge (null: unlimited). */
+  remaining: () => number | null;
   logError: (error: unknown) => void;
 }
 
@@ -75,31 +74,34 @@ export const HTTP_BATCH_SIZE = 64;
 
 /** Streams the answer to a body of addresses in `format` (see bodyFormat). */
 export function streamBodyAnswer(
+  c: AppContext,
   body: ReadableStream<Uint8Array> | null,
   format: InputFormat,
   request: BulkStreamRequest,
   deps: BulkStreamDeps,
-): Promise<Answer> {
+): Promise<Response> {
   const parser = inputParser(format);
   const input = body ? readInput(body, parser) : noInput(parser);
-  return streamAnswer(input, () => parser.userAgent ?? request.userAgent, request, deps);
+  return streamAnswer(c, input, () => parser.userAgent ?? request.userAgent, request, deps);
 }
 
 /** Streams the answer to a list already in memory (a long `GET /bulk/{list}`). */
 export function streamListAnswer(
+  c: AppContext,
   items: string[],
   request: BulkStreamRequest,
   deps: BulkStreamDeps,
-): Promise<Answer> {
-  return streamAnswer(listInput(items), () => request.userAgent, request, deps);
+): Promise<Response> {
+  return streamAnswer(c, listInput(items), () => request.userAgent, request, deps);
 }
 
 async function streamAnswer(
+  c: AppContext,
   input: AsyncIterable<BulkInput[]>,
   userAgent: () => string | null,
   request: BulkStreamRequest,
   deps: BulkStreamDeps,
-): Promise<Answer> {
+): Promise<Response> {
   const events = answerBulk(input, {
     lookup: deps.lookup,
     lang: request.lang,
@@ -133,8 +135,7 @@ async function streamAnswer(
       await events.return(undefined);
     },
   });
-  markStreamed(body);
-  return { status: 200, headers: { "content-type": writer.contentType }, body };
+  return streamedResponse(c, body, { "content-type": writer.contentType });
 }
 
 /**
@@ -143,22 +144,13 @@ async function streamAnswer(
  * that a stream uses its budget to the last unit before it stops.
  */
 async function chargeUnits(deps: BulkStreamDeps, units: number): Promise<Grant> {
-  try {
-    await deps.charge(units);
-    return { units, refusal: null };
-  } catch (error) {
-    if (!(error instanceof RateLimitedError)) throw error;
-    if (units === 1) return { units: 0, refusal: error };
-    // What is left, or one unit: a refusal of one unit says when the stream can resume.
-    const cost = Math.min(units, Math.max(1, deps.rate()?.remaining ?? 0));
-    try {
-      await deps.charge(cost);
-      return { units: cost, refusal: null };
-    } catch (again) {
-      if (again instanceof RateLimitedError) return { units: 0, refusal: again };
-      throw again;
-    }
-  }
+  const refusal = await deps.charge(units);
+  if (refusal === null) return { units, refusal: null };
+  if (units === 1) return { units: 0, refusal };
+  // What is left, or one unit: a refusal of one unit says when the stream can resume.
+  const cost = Math.min(units, Math.max(1, deps.remaining() ?? 0));
+  const again = await deps.charge(cost);
+  return again === null ? { units: cost, refusal: null } : { units: 0, refusal: again };
 }
 
 async function* listInput(items: string[]): AsyncGenerator<BulkInput[]> {

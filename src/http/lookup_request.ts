@@ -1,7 +1,12 @@
 /** Reads what every lookup route accepts: format, get, lang and the user agent. */
 
 import { BadRequestError } from "../errors.ts";
-import { type FieldSelection, type OutputFormat, parseFieldSelection } from "../format/mod.ts";
+import {
+  type FieldSelection,
+  type OutputFormat,
+  parseFieldSelection,
+  parseFormat,
+} from "../format/mod.ts";
 import {
   type BodySource,
   declaresJsonBody,
@@ -9,7 +14,7 @@ import {
   readJsonBody,
   requireJsonContentType,
 } from "./body.ts";
-import type { ApiRequest } from "./pipeline.ts";
+import { type AppContext, bodyStream } from "./env.ts";
 
 /** Largest accepted user-agent body (docs/decisions.md, "Errors": 413). */
 export const UA_BODY_LIMIT = 8 * 1024;
@@ -25,12 +30,12 @@ export interface LookupRequest {
  * The query part of a lookup request: format, get (400 on an unknown name),
  * lang, and the user agent from `ua` or the header.
  */
-export function readLookupQuery(request: ApiRequest): LookupRequest {
+export function readLookupQuery(c: AppContext): LookupRequest {
   return {
-    format: request.format(),
-    selection: parseFieldSelection(request.query("get")),
-    lang: request.query("lang") ?? null,
-    userAgent: request.query("ua") ?? request.headers.get("user-agent"),
+    format: parseFormat(c.req.query("format")),
+    selection: parseFieldSelection(c.req.query("get")),
+    lang: c.req.query("lang") ?? null,
+    userAgent: c.req.query("ua") ?? c.req.raw.headers.get("user-agent"),
   };
 }
 
@@ -38,18 +43,16 @@ export function readLookupQuery(request: ApiRequest): LookupRequest {
  * The parsed lookup request. The user agent comes from a JSON body
  * `{"userAgent": "..."}` (a POST, which must be application/json, or a GET
  * with `Content-Type: application/json`), else the `ua` parameter, else the
- * request's own `User-Agent` header. Without a body the answer stays
- * synchronous: Deno.serve answers a handler that returns a Response (not a
- * Promise) on a faster path.
+ * request's own `User-Agent` header.
  */
-export function readLookupRequest(request: ApiRequest): LookupRequest | Promise<LookupRequest> {
-  const query = readLookupQuery(request);
-  if (request.method !== "POST" && !declaresJsonBody(request.headers)) return query;
-  if (request.method === "POST") requireJsonContentType(request.headers);
-  return readJsonBody(requestBody(request), UA_BODY_LIMIT).then((body) => ({
-    ...query,
-    userAgent: userAgentFromBody(body) ?? query.userAgent,
-  }));
+export async function readLookupRequest(c: AppContext): Promise<LookupRequest> {
+  const query = readLookupQuery(c);
+  const headers = c.req.raw.headers;
+  const post = c.req.method === "POST";
+  if (!post && !declaresJsonBody(headers)) return query;
+  if (post) requireJsonContentType(headers);
+  const body = await readJsonBody(requestBody(c), UA_BODY_LIMIT);
+  return { ...query, userAgent: userAgentFromBody(body) ?? query.userAgent };
 }
 
 /** `{"userAgent": "..."}` → the string; an object without it → null; anything else → 400. */
@@ -73,11 +76,12 @@ export function userAgentFromBody(body: unknown): string | null {
  * sent one gets a 400 saying how to send it instead, rather than an answer
  * silently computed from another user agent.
  */
-export function requestBody(request: ApiRequest): BodySource {
-  if (!request.body && request.method === "GET") {
+export function requestBody(c: AppContext): BodySource {
+  const stream = bodyStream(c);
+  if (!stream && c.req.method !== "POST") {
     throw new BadRequestError(
       "This server runs on Deno.serve, which drops GET request bodies: POST the same JSON body to this path, or send the user agent in the ua query parameter or the User-Agent header, or start the server with --http-server node to accept the JSON body on GET",
     );
   }
-  return { headers: request.headers, stream: request.body };
+  return { headers: c.req.raw.headers, stream };
 }

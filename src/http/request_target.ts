@@ -60,6 +60,17 @@ export function requestTarget(
   return slash === -1 ? "/" : url.slice(slash);
 }
 
+/**
+ * The path of a request as sent (still percent-encoded; no query, no
+ * fragment): what the app routes on (Hono's `getPath`), so that a forged Host
+ * cannot move it.
+ */
+export function requestPath(request: Request): string {
+  const target = requestTarget(request);
+  const end = target.search(/[?#]/);
+  return end === -1 ? target : target.slice(0, end);
+}
+
 /** The `format` a target asks for (errors are rendered in it), read from the target itself. */
 export function targetFormat(target: string): OutputFormat {
   const query = target.indexOf("?");
@@ -73,9 +84,10 @@ export function targetFormat(target: string): OutputFormat {
 
 /**
  * What is wrong with a request before any route sees it, or null: a malformed
- * Host header (400) or a target that is not a path (400). Both servers call it
- * first. A method is judged by the route the path names (pipeline.ts: 404 for
- * no route, else 405 with that route's `Allow`).
+ * Host header (400) or a target that is not a path (400). The app's first
+ * middleware (middleware/host_check.ts) and the node:http server call it. A
+ * method is judged by the route the path names (app.ts: 404 for no route, else
+ * 405 with that route's `Allow`).
  */
 export function checkRequest(host: string | null, target: string): AppError | null {
   if (!isValidHost(host)) {

@@ -1,15 +1,12 @@
 /**
- * The route table: every path the server answers, once. It drives routing
- * (pipeline.ts, through Hono's router), `Allow` and 405s, the CORS
- * preflight's methods, the OpenAPI document's paths (openapi.ts), and the
- * route label of metrics and access logs (never the URL: no address, no
- * `apiKey`, a bounded set of values).
+ * The route table: every path the server answers, once. It drives the Hono
+ * registrations (app.ts), `Allow` and 405s, the CORS preflight's methods, the
+ * OpenAPI document's paths (openapi.ts), and the route label of metrics and
+ * access logs (never the URL: no address, no `apiKey`, a bounded set of values).
  *
- * Adding a route: one entry here, one handler in app.ts (`HANDLERS` must have
+ * Adding a route: one entry here, one handler in app.ts (`handlers` must have
  * one per path) and its operations in openapi.ts (likewise checked).
  */
-
-import { RegExpRouter } from "hono/router/reg-exp-router";
 
 /** A method a route can serve; HEAD (as GET, without the body) and OPTIONS come with every route. */
 export type RouteMethod = "GET" | "POST";
@@ -34,7 +31,8 @@ export const ROUTES = [
   { path: "/status", methods: ["GET"] },
   { path: "/metrics", methods: ["GET"] },
   { path: "/openapi.json", methods: ["GET"] },
-  // The compatible APIs (src/compat): MaxMind GeoIP2, ipinfo, ip-api.
+  // The compatible APIs (src/compat): MaxMind GeoIP2, ipinfo, ip-api. Each entry is a family:
+  // app.ts registers the family's own routes (src/compat/routes.ts) under it.
   { path: "/geoip/v2.1/country/{ip}", methods: ["GET"] },
   { path: "/geoip/v2.1/city/{ip}", methods: ["GET"] },
   { path: "/geoip/v2.1/insights/{ip}", methods: ["GET"] },
@@ -57,7 +55,7 @@ export function documentedPaths(route: RouteSpec): readonly string[] {
 /** The label of a request no route serves. */
 export const UNMATCHED = "unmatched";
 
-/** Every route label (the route paths, then `unmatched`), indexed as {@link routeIndex} gives them. */
+/** Every route label (the route paths, then `unmatched`), as metrics index them. */
 export const ROUTE_LABELS: readonly string[] = [...ROUTES.map((r) => r.path), UNMATCHED];
 
 /** Every method some route answers: the table's, HEAD and OPTIONS. */
@@ -72,69 +70,36 @@ export function allowedMethods(route: RouteSpec): string[] {
   return [...methods, "OPTIONS"];
 }
 
-/**
- * Hono's RegExpRouter routes by path only (methods, 405 and `Allow` are the
- * pipeline's, from the table). Exact routes are registered first, so where an
- * exact path and a `{param}` route both match (`/bulk`), the exact one comes
- * first. A `{param}` route is Hono's trailing wildcard (`/ip/*` matches `/ip`,
- * `/ip/` and any rest, slashes and line breaks included); its param is the raw
- * rest after the prefix, so nothing is decoded here. Chosen by
- * bench/route_bench.ts: about 5x faster than TrieRouter and 3x than
- * PatternRouter, which also takes `/me/` for `/me`.
- */
-const ROUTER = new RegExpRouter<{ index: number; prefix: string }>();
-const table: readonly RouteSpec[] = ROUTES;
-for (const exact of [true, false]) {
-  table.forEach((route, index) => {
-    const brace = route.path.indexOf("{");
-    if ((brace === -1) !== exact) return;
-    const prefix = exact ? route.path : route.path.slice(0, brace);
-    ROUTER.add("ALL", exact ? prefix : `${prefix}*`, { index, prefix });
-  });
+/** The name of a route's `{param}`, or null for an exact route. */
+export function paramName(route: RouteSpec): string | null {
+  return /\{(\w+)\}$/.exec(route.path)?.[1] ?? null;
 }
-ROUTER.match("ALL", "/"); // Builds the matcher now: a table Hono cannot route fails at load.
 
 /**
- * The route serving `path` (the raw path, without the query), as its index in
- * {@link ROUTES} and the raw (still percent-encoded) `{param}`; or null. An
- * exact route wins; a `{param}` route takes any rest after its prefix, and
- * also its prefix without the final slash (`/ip` and `/ip/` are `/ip/{ip}`
- * with an empty address: its handler says what is missing).
+ * The Hono patterns a route's handler is registered on. An exact route is its
+ * path. A `{param}` route takes any non-empty rest after its prefix, slashes
+ * included (`/ip/1.2.3.0/24` is one address that its handler refuses, not a
+ * missing route), and its prefix with and without the final slash, with no
+ * param (`/ip`, `/ip/`: its handler says what is missing), unless an exact
+ * route owns that path (`/bulk` is the POST route, not an empty `/bulk/{ip_list}`).
  *
- * @example matchRoute("/ip/8.8.8.8") // { index: 0, param: "8.8.8.8" }
+ * @example handlerPatterns(ROUTES[0]) // ["/ip", "/ip/", "/ip/:ip{.+}"]
  */
-export function matchRoute(path: string): { index: number; param: string } | null {
-  const route = ROUTER.match("ALL", path)[0][0]?.[0];
-  if (route === undefined) return null;
-  return { index: route.index, param: path.slice(route.prefix.length) };
+export function handlerPatterns(route: RouteSpec): string[] {
+  const name = paramName(route);
+  if (name === null) return [route.path];
+  const prefix = route.path.slice(0, route.path.indexOf("{"));
+  const bare = prefix.slice(0, -1);
+  const exact = ROUTES.some((r) => r.path === bare);
+  return [...(exact ? [] : [bare]), prefix, `${prefix}:${name}{.+}`];
 }
 
 /**
- * The index in {@link ROUTE_LABELS} of the route serving `url` (an absolute
- * URL, as `Request.url` gives it; a forged Host cannot reach here: both
- * servers refuse it first).
- *
- * @example ROUTE_LABELS[routeIndex("http://localhost:8000/ip/8.8.8.8?apiKey=x")] // "/ip/{ip}"
+ * The one Hono pattern covering every path of a route (its family, for a
+ * compatible API): the path, or the prefix and any rest (`/ipinfo/*` takes
+ * `/ipinfo` too). Its preflight and its 405/404 fallback are registered on it.
  */
-export function routeIndex(url: string): number {
-  if (url === lastRouted.url) return lastRouted.index;
-  const start = url.indexOf("/", url.indexOf("//") + 2);
-  if (start === -1) return ROUTES.length;
-  let end = url.indexOf("?", start);
-  const hash = url.indexOf("#", start);
-  if (hash !== -1 && (end === -1 || hash < end)) end = hash;
-  return matchRoute(url.slice(start, end === -1 ? url.length : end))?.index ?? ROUTES.length;
-}
-
-/**
- * The URL the pipeline routed last and its route: the instrumentation asks for
- * the label of the same request right after it is answered, and gets it
- * without routing again (any request with this URL has this route).
- */
-const lastRouted = { url: "", index: 0 };
-
-/** Remembers the route the pipeline found for `url` (see {@link routeIndex}). */
-export function rememberRoute(url: string, index: number): void {
-  lastRouted.url = url;
-  lastRouted.index = index;
+export function familyPattern(route: RouteSpec): string {
+  const brace = route.path.indexOf("{");
+  return brace === -1 ? route.path : `${route.path.slice(0, brace)}*`;
 }

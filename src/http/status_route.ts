@@ -4,15 +4,16 @@ import denoJson from "../../deno.json" with { type: "json" };
 import { DataUnavailableError } from "../errors.ts";
 import { redactUrls } from "../sources/redact_url.ts";
 import type { Json } from "../types.ts";
-import { type Answer, FORMAT_HEADERS } from "./pipeline.ts";
+import type { Handler } from "hono";
+import { type AppEnv, FORMAT_HEADERS } from "./env.ts";
 import type { ServiceSlot } from "./service_slot.ts";
 
 const DAY_MS = 86_400_000;
 
 /** The route's handler; the uptime counts from this call; `now` is for tests. */
-export function statusRoute(services: ServiceSlot, now = () => new Date()): () => Answer {
+export function statusRoute(services: ServiceSlot, now = () => new Date()): Handler<AppEnv> {
   const started = now();
-  return () => {
+  return (c) => {
     const data = services.current?.data;
     if (!data) throw new DataUnavailableError("Data is not loaded yet: try again shortly");
     const at = now();
@@ -48,7 +49,7 @@ export function statusRoute(services: ServiceSlot, now = () => new Date()): () =
         sources,
       },
     };
-    return { status: 200, headers: FORMAT_HEADERS.json, body: JSON.stringify(body) };
+    return c.body(JSON.stringify(body), 200, FORMAT_HEADERS.json);
   };
 }
 

@@ -1,17 +1,17 @@
 /**
- * The outermost request handler: wraps the server's handler (the fast path and
- * the app behind it) to count every request for `/metrics`, give it a request
- * id, write its access log line, and know how many are in flight.
+ * The app's outermost middleware: counts every request for `/metrics`, writes
+ * its access log line (the id hono/request-id gave it), and knows how many
+ * requests are in flight (shutdown waits for them).
  */
 
-import { isStreamedResponse, markStreamed } from "../http/streamed.ts";
+import type { MiddlewareHandler } from "hono";
+import { requestId } from "hono/request-id";
+import type { AppContext, AppEnv } from "../http/env.ts";
+import { isStreamedResponse, markStreamed, markStreamedResponse } from "../http/streamed.ts";
 import { accessLogLine, type LogMode, truncateAddress } from "./access_log.ts";
 import { methodIndex, type Metrics } from "./metrics.ts";
-import { createRequestIds } from "./request_id.ts";
-import { routeIndex, ROUTES } from "./route.ts";
-
-type Env = { remoteAddr?: Deno.NetAddr } | undefined;
-type Handler<E extends Env> = (request: Request, env: E) => Response | Promise<Response>;
+import { createRequestIds, MAX_REQUEST_ID_LENGTH } from "./request_id.ts";
+import { routeLabelIndex, ROUTES } from "./route.ts";
 
 export interface InstrumentOptions {
   /** Where requests are counted; null: not counted (IPINTEL_METRICS=false). */
@@ -25,56 +25,53 @@ export interface InstrumentOptions {
   clientAddress: (peer: string, headers: Headers) => string;
 }
 
-export interface Instrumented<E extends Env> {
-  handler: Handler<E>;
+export interface Instrumentation {
+  /** The outermost middleware. */
+  middleware: MiddlewareHandler<AppEnv>;
+  /** hono/request-id, to run next when every request is logged (IPINTEL_LOG=on); else null. */
+  requestIds: MiddlewareHandler<AppEnv> | null;
+  /**
+   * A request's id (made on first use: in errors-only mode only an answer that
+   * gets a log line, or a 5xx report, pays for one), echoed in `X-Request-Id`;
+   * undefined while the log is off.
+   */
+  requestId(c: AppContext): string | undefined;
   /** Requests whose response is not made yet. */
   inFlight(): number;
   /** Resolves the next time no request is in flight (at once when none is). */
   whenIdle(): Promise<void>;
-  /** The id of a request's log line (made on first use; none while the log is off), for error reports. */
-  requestIdOf(request: Request): string | undefined;
 }
 
 /**
- * Wraps `handler`. A request that gets no log line (all with the log off, the
+ * The middleware. A request that gets no log line (all with the log off, the
  * successes in errors-only mode) costs two clock reads and a few array
- * updates; one that is logged gets `X-Request-Id` and its body is read once to
- * count its bytes (every body ipintel makes is a string).
+ * updates, and no request id; one that is logged has its body read once to count its bytes
+ * (every body ipintel makes is a string), a streamed one is counted as it passes.
  */
-export function instrument<E extends Env>(
-  handler: Handler<E>,
-  options: InstrumentOptions,
-): Instrumented<E> {
+export function instrument(options: InstrumentOptions): Instrumentation {
   const { metrics, log } = options;
+  // hono/request-id's rule: the caller's sane X-Request-Id, else one made here.
+  const assignId = requestId({ limitLength: MAX_REQUEST_ID_LENGTH, generator: createRequestIds() });
+  const noop = () => Promise.resolve();
+  const idOf = (c: AppContext): string | undefined => {
+    if (log === "off") return undefined;
+    // The middleware sets the id before it awaits `next`: run on its own, it assigns one now.
+    if (c.get("requestId") === undefined) void assignId(c, noop);
+    return c.get("requestId");
+  };
   let inFlight = 0;
   let idle: (() => void)[] = [];
   const whenIdle = () =>
     inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => idle.push(resolve));
-
-  const count = (request: Request, started: number, status: number): number => {
+  const settled = () => {
     if (--inFlight === 0 && idle.length > 0) {
       for (const resolve of idle) resolve();
       idle = [];
     }
-    const seconds = (performance.now() - started) / 1000;
-    metrics?.observe(routeIndex(request.url), methodIndex(request.method), status, seconds);
-    return seconds;
   };
-
-  const requestIds = createRequestIds();
-  // Ids are made when first needed (a log line, an error report), never for a
-  // success that errors-only mode does not log: that keeps the common answer as
-  // cheap as with the log off.
-  const ids = new WeakMap<Request, string>();
-  const idOf = (request: Request): string => {
-    let id = ids.get(request);
-    if (id === undefined) {
-      id = requestIds(request.headers);
-      ids.set(request, id);
-    }
-    return id;
-  };
-  const client = (env: E, headers: Headers): string => {
+  /** Whether a response with `status` gets a log line. */
+  const logs = (status: number) => log === "on" || (log === "errors" && status >= 400);
+  const client = (env: AppEnv["Bindings"], headers: Headers): string => {
     const peer = env?.remoteAddr?.hostname;
     if (!peer) return "unknown";
     let address: string;
@@ -86,65 +83,64 @@ export function instrument<E extends Env>(
     return options.logFullIp ? address : truncateAddress(address);
   };
 
-  const finish = async (
-    request: Request,
-    env: E,
-    started: number,
-    response: Response,
-  ): Promise<Response> => {
+  const middleware: MiddlewareHandler<AppEnv> = async (c, next) => {
+    const started = performance.now();
+    inFlight++;
+    try {
+      await next();
+    } catch (error) {
+      settled();
+      throw error;
+    }
+    if (logs(c.res.status)) idOf(c); // named in X-Request-Id (a copy of the answer if need be)
+    const response = c.res;
     const status = response.status;
-    const seconds = count(request, started, status);
-    const id = idOf(request);
+    const route = routeLabelIndex(c);
+    const method = c.req.method;
+    const end = (bytes: number) => {
+      const seconds = (performance.now() - started) / 1000;
+      metrics?.observe(route, methodIndex(method), status, seconds);
+      if (!logs(status)) return;
+      options.writeLine(accessLogLine({
+        requestId: idOf(c) ?? "-",
+        method,
+        route: ROUTES[route]!,
+        status,
+        durationMs: seconds * 1000,
+        bytes,
+        client: client(c.env, c.req.raw.headers),
+      }));
+    };
+    if (isStreamedResponse(response)) {
+      // In flight until its body ends or the client goes away; its log line is written then.
+      c.res = markStreamedResponse(new Response(counted(response.body!, end), response));
+      return;
+    }
     let bytes = 0;
-    if (response.body !== null) {
-      // Read as text (Deno's fast case for the string bodies ipintel makes),
-      // then answer with a copy holding the same text.
+    if (logs(status) && response.body !== null) {
+      // Read as text (Deno's fast case for the string bodies ipintel makes), then
+      // answer with a copy holding the same text.
       const text = await response.text();
       bytes = utf8Length(text);
-      response = new Response(text, response);
+      c.res = new Response(text, response);
     }
-    options.writeLine(accessLogLine({
-      requestId: id,
-      method: request.method,
-      route: ROUTES[routeIndex(request.url)]!,
-      status,
-      durationMs: seconds * 1000,
-      bytes,
-      client: client(env, request.headers),
-    }));
-    return withRequestId(response, id);
+    settled();
+    end(bytes);
   };
-  /**
-   * A streamed answer (a streamed bulk): in flight until its body ends or the
-   * client goes away, its bytes counted as they pass (never read whole), its
-   * log line written then. Shutdown waits for it like for any request.
-   */
-  const streamed = (
-    request: Request,
-    env: E,
-    started: number,
-    response: Response,
+
+  /** A streamed body passed on as it is read, its bytes counted; `end` once it ends or is cancelled. */
+  const counted = (
     source: ReadableStream<Uint8Array>,
-  ): Response => {
-    const logged = logs(response.status);
-    const id = logged ? idOf(request) : undefined;
+    end: (bytes: number) => void,
+  ): ReadableStream<Uint8Array> => {
     const reader = source.getReader();
     let bytes = 0;
     let ended = false;
-    const end = () => {
+    const finish = () => {
       if (ended) return;
       ended = true;
-      const seconds = count(request, started, response.status);
-      if (id === undefined) return;
-      options.writeLine(accessLogLine({
-        requestId: id,
-        method: request.method,
-        route: ROUTES[routeIndex(request.url)]!,
-        status: response.status,
-        durationMs: seconds * 1000,
-        bytes,
-        client: client(env, request.headers),
-      }));
+      settled();
+      end(bytes);
     };
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
@@ -152,71 +148,31 @@ export function instrument<E extends Env>(
           const { done, value } = await reader.read();
           if (done) {
             controller.close();
-            end();
+            finish();
           } else {
             bytes += value.length;
             controller.enqueue(value);
           }
         } catch (error) {
-          end();
+          finish();
           controller.error(error);
         }
       },
       async cancel(reason) {
-        end();
+        finish();
         await reader.cancel(reason);
       },
     }, { highWaterMark: 0 });
     markStreamed(body);
-    const wrapped = new Response(body, response);
-    return id === undefined ? wrapped : withRequestId(wrapped, id);
-  };
-  /** Whether a response with `status` gets a log line (and so a request id). */
-  const logs = (status: number) => log === "on" || (log === "errors" && status >= 400);
-  /** Counts an answer, and logs it when it gets a log line. */
-  const settle = (
-    request: Request,
-    env: E,
-    started: number,
-    response: Response,
-  ): Response | Promise<Response> => {
-    // Never `response.body` for the others: it would turn their string body into a stream.
-    if (isStreamedResponse(response)) {
-      return streamed(request, env, started, response, response.body!);
-    }
-    if (logs(response.status)) return finish(request, env, started, response);
-    count(request, started, response.status);
-    return response;
-  };
-
-  const logged = (request: Request, env: E): Response | Promise<Response> => {
-    const started = performance.now();
-    inFlight++;
-    if (log === "on") idOf(request);
-    let result;
-    try {
-      result = handler(request, env);
-    } catch (error) {
-      settle(request, env, started, new Response(null, { status: 500 }));
-      throw error;
-    }
-    if (result instanceof Promise) {
-      return result.then(
-        (response) => settle(request, env, started, response),
-        (error) => {
-          settle(request, env, started, new Response(null, { status: 500 }));
-          throw error;
-        },
-      );
-    }
-    return settle(request, env, started, result);
+    return body;
   };
 
   return {
-    handler: logged,
+    middleware,
+    requestIds: log === "on" ? assignId : null,
+    requestId: idOf,
     inFlight: () => inFlight,
     whenIdle,
-    requestIdOf: log === "off" ? () => undefined : idOf,
   };
 }
 
@@ -226,16 +182,4 @@ const encoder = new TextEncoder();
 /** Bytes of `text` in UTF-8; JSON bodies are ASCII (escaped), so usually just its length. */
 function utf8Length(text: string): number {
   return NON_ASCII.test(text) ? encoder.encode(text).length : text.length;
-}
-
-/** Echoes the request id; a response with immutable headers is copied first. */
-function withRequestId(response: Response, id: string): Response {
-  try {
-    response.headers.set("x-request-id", id);
-    return response;
-  } catch {
-    const copy = new Response(response.body, response);
-    copy.headers.set("x-request-id", id);
-    return copy;
-  }
 }

@@ -3,4 +3,5 @@
  * and access logs, from the one route table (src/http/routes.ts).
  */
 
-export { ROUTE_LABELS as ROUTES, routeIndex } from "../http/routes.ts";
+export { ROUTE_LABELS as ROUTES } from "../http/routes.ts";
+export { routeLabelIndex } from "../http/route_label.ts";

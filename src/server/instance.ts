@@ -6,7 +6,7 @@
  */
 
 import type { Config } from "../config.ts";
-import type { FetchHandler } from "../http/pipeline.ts";
+import type { FetchHandler } from "../http/env.ts";
 import { serveWithNodeHttp } from "../http/node_server.ts";
 import { LogSink } from "../ops/log_sink.ts";
 import type { SharedCounts } from "../ops/metrics.ts";

@@ -1,14 +1,14 @@
 /**
  * The request handler a server runs, assembled once for `serve` and for the
- * Deno Deploy entry point: the app (the request pipeline) and the
- * instrumentation (metrics, request ids, access log) around it.
+ * Deno Deploy entry point: the Hono app, with the instrumentation (metrics,
+ * request ids, access log) as its outermost middleware.
  */
 
 import type { AccessControl } from "../access/access.ts";
 import { type Config, VERSION } from "../config.ts";
 import { createApp, type ServiceSlot } from "../http/app.ts";
 import { createClientAddressResolver } from "../http/client_address.ts";
-import type { FetchHandler } from "../http/pipeline.ts";
+import type { FetchHandler } from "../http/env.ts";
 import { LineWriter } from "../ops/access_log.ts";
 import { instrument } from "../ops/instrument.ts";
 import { Metrics, type SharedCounts } from "../ops/metrics.ts";
@@ -70,13 +70,18 @@ export function createServer(options: ServerOptions): Server {
   });
   const writeError = options.writeError ?? ((text) => console.error(text));
   const log = new LineWriter(options.writeLog, { flushMs: options.logFlushMs });
-  // Filled in below: 5xx details name the request id the access log line has.
-  let requestIdOf: (request: Request) => string | undefined = () => undefined;
-  const logError = (error: unknown, request?: Request) => {
-    const id = request ? requestIdOf(request) : undefined;
+  // 5xx details name the request id the access log line has.
+  const logError = (error: unknown, id?: string) => {
     const detail = error instanceof Error ? error.stack ?? error.message : String(error);
     writeError(`ipintel: internal error${id ? ` in request ${id}` : ""}: ${detail}`);
   };
+  const instrumentation = instrument({
+    metrics: config.metrics ? metrics : null,
+    log: config.log,
+    logFullIp: config.logFullIp,
+    writeLine: (line) => log.add(line),
+    clientAddress: createClientAddressResolver(config),
+  });
   const app = createApp({
     services,
     config,
@@ -86,20 +91,10 @@ export function createServer(options: ServerOptions): Server {
     metrics: config.metrics
       ? { render: () => metrics.render(), token: config.metricsToken }
       : undefined,
+    instrumentation,
   });
-  const instrumented = instrument(
-    app.fetch,
-    {
-      metrics: config.metrics ? metrics : null,
-      log: config.log,
-      logFullIp: config.logFullIp,
-      writeLine: (line) => log.add(line),
-      clientAddress: createClientAddressResolver(config),
-    },
-  );
-  requestIdOf = instrumented.requestIdOf;
   return {
-    handler: instrumented.handler,
+    handler: app.fetch,
     metrics,
     install(next) {
       const previous = services.current;
@@ -107,8 +102,8 @@ export function createServer(options: ServerOptions): Server {
       services.current = { data: next.data, lookup };
       metrics.retireDataSet(previous?.data ?? null);
     },
-    inFlight: instrumented.inFlight,
-    whenIdle: instrumented.whenIdle,
+    inFlight: instrumentation.inFlight,
+    whenIdle: instrumentation.whenIdle,
     flushLog: () => log.flush(),
   };
 }

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { readToClose, unchunk } from "../_serve_process.ts";
 import { createApp } from "../../src/http/app.ts";
-import type { FetchHandler } from "../../src/http/pipeline.ts";
+import type { FetchHandler } from "../../src/http/env.ts";
 import { serveWithNodeHttp } from "../../src/http/node_server.ts";
 import { CHROME, fixtureApp, fixtureDataSet, fixtureLookup } from "../_helpers.ts";
 

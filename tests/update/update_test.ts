@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { parseFieldSelection } from "../../src/format/mod.ts";
+import { Hono } from "hono";
+import type { ServiceSlot } from "../../src/http/service_slot.ts";
 import { statusRoute } from "../../src/http/status_route.ts";
 import { createLookup } from "../../src/lookup/lookup.ts";
 import { MmdbWriter } from "../../src/mmdb/writer/writer.ts";
@@ -171,7 +173,8 @@ Deno.test("/status shows an installed source whose last update failed, and why",
     await update(dataDir, [tor!]);
     const data = await openDataSet(dataDir);
     const services = { current: { data, lookup: await lookupIn(dataDir) } };
-    const body = JSON.parse(statusRoute(services)().body as string);
+    const status = (s: ServiceSlot) => new Hono().get("/status", statusRoute(s)).request("/status");
+    const body = await (await status(services)).json();
     const shown = body.data.sources.find((s: { name: string }) => s.name === "tor-exits");
     assert.equal(shown.status, "installed"); // still served
     assert.match(shown.lastUpdateFailed.reason, /HTTP 500/);
@@ -179,12 +182,9 @@ Deno.test("/status shows an installed source whose last update failed, and why",
     // A good update clears it.
     server.routes.set("/tor_bulk_exit_list.txt", { body: fixture("tor_bulk_exit_list.txt") });
     await update(dataDir, [tor!]);
-    const again = JSON.parse(
-      statusRoute({
-        current: { data: await openDataSet(dataDir), lookup: services.current.lookup },
-      })()
-        .body as string,
-    );
+    const again = await (await status({
+      current: { data: await openDataSet(dataDir), lookup: services.current.lookup },
+    })).json();
     assert.equal(again.data.sources[0].lastUpdateFailed, undefined);
   });
 });
