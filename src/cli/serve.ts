@@ -20,6 +20,8 @@ import {
 } from "../server/services.ts";
 import { StopRequest } from "../server/shutdown.ts";
 import { WorkerPool } from "../server/worker_pool.ts";
+import { decisionCountsBuffer } from "../policy/counter.ts";
+import { policyWarnings } from "../policy/warnings.ts";
 
 /**
  * The data builder and updater (src/update, the MMDB writer): loaded only when the
@@ -65,17 +67,22 @@ async function serve(config: Config, counted: { metrics: Metrics | null }): Prom
   const counts = workers > 0 ? sharedCountsBuffer(workers + 1) : undefined;
   // One rate table for every isolate: one server admits exactly its limits.
   const rateTable = rateTableBuffer();
+  // Forward-auth decisions, counted by every isolate in one buffer (src/policy/counter.ts).
+  const policyCounts = config.policy
+    ? { buffer: decisionCountsBuffer(workers + 1), isolates: workers + 1 }
+    : undefined;
   const instance = await startInstance(config, {
     writeLog,
     reusePort: workers > 0,
     sharedCounts: counts && { buffer: counts, slice: workers },
     rateTable,
+    policyCounts: policyCounts && { ...policyCounts, slice: workers },
     label: workers > 0 ? `${workers + 1} workers` : undefined,
   });
   const server = instance.server;
   counted.metrics = server.metrics;
   stop.requested.then(() => instance.markStopping());
-  const pool = counts ? new WorkerPool(config, counts, writeLog, rateTable) : null;
+  const pool = counts ? new WorkerPool(config, counts, writeLog, rateTable, policyCounts) : null;
   pool?.failed.then((message) => {
     console.error(`ipintel: ${message}`);
     stop.request("a worker failed");
@@ -85,6 +92,8 @@ async function serve(config: Config, counted: { metrics: Metrics | null }): Prom
   started?.catch(() => {}); // a worker that fails to start stops the server (pool.failed)
   // Warmed between requests: the server answers as soon as it has data.
   const shared = createSharedParts("background");
+  // Rules no installed list can answer are said once, with the first data set.
+  let policyChecked = false;
   const data = serveData(config, stop, {
     load: async () =>
       pool ? await openSharedData(config) : { data: await openServedData(config), handoff: null },
@@ -94,6 +103,12 @@ async function serve(config: Config, counted: { metrics: Metrics | null }): Prom
       if (pool && handoff) await pool.prepare(handoff);
       server.install(servicesFor(data, shared));
       await pool?.commit();
+      if (instance.policy && !policyChecked) {
+        policyChecked = true;
+        for (const line of policyWarnings(instance.policy.loaded.policy, data.risk)) {
+          console.error(`ipintel: warning: ${line}`);
+        }
+      }
     },
     recordReload: (result) => server.metrics.recordReload(result),
   });

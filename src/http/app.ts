@@ -54,6 +54,7 @@ import type { ServiceSlot } from "./service_slot.ts";
 import { statusRoute } from "./status_route.ts";
 import type { Handler } from "hono";
 import { familyIndex } from "./route_label.ts";
+import type { PolicyGate } from "../policy/gate.ts";
 
 export type { ServiceSlot };
 export type App = Hono<AppEnv>;
@@ -71,6 +72,8 @@ export interface AppDeps {
   ready?: () => Promise<string | null>;
   /** Serves `GET /metrics` (absent: no such route); with a token, only to `Bearer <token>`. */
   metrics?: { render: () => string; token: string | null };
+  /** The forward-auth gate (IPINTEL_POLICY) `GET /auth` judges by; absent: /auth answers 404. */
+  policy?: PolicyGate | null;
   /**
    * The outermost middleware: metrics, access log and requests in flight
    * (src/ops/instrument.ts), with request ids (hono/request-id) for the logged answers.
@@ -156,7 +159,13 @@ export function createApp(deps: AppDeps): App {
 }
 
 /** The native API's routes that identify their caller by key (a 401 before anything else). */
-const KEYED_ROUTES: ReadonlySet<string> = new Set(["/ip/{ip}", "/me", "/bulk/{ip_list}", "/bulk"]);
+const KEYED_ROUTES: ReadonlySet<string> = new Set([
+  "/ip/{ip}",
+  "/me",
+  "/auth",
+  "/bulk/{ip_list}",
+  "/bulk",
+]);
 
 interface HandlerDeps {
   deps: AppDeps;
@@ -205,6 +214,16 @@ function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: Handler<AppEnv> } {
       return lookup(c, ip);
     },
     "/me": (c) => lookup(c, null),
+    // Forward-auth: the caller (as /me reads it) judged by the policy; one unit per decision.
+    "/auth": async (c) => {
+      const gate = deps.policy;
+      if (!gate) throw new AppError("not_found", NO_POLICY_MESSAGE);
+      const address = client(c);
+      const refusal = await admission.charge(c, c.get("caller"), 1);
+      if (refusal) throw refusal;
+      const answer = gate.answer(current().lookup, address);
+      return c.body(null, answer.status, answer.headers);
+    },
     // Up to IPINTEL_BULK_MAX addresses answered whole; a longer list, or NDJSON, streamed.
     "/bulk/{ip_list}": (c) => {
       const list = c.req.param("ip_list");
@@ -256,7 +275,7 @@ function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: Handler<AppEnv> } {
       }
       return c.body(body, 200, NO_STORE_JSON);
     },
-    "/status": statusRoute(deps.services),
+    "/status": statusRoute(deps.services, undefined, deps.policy ?? null),
     "/metrics": (c) => {
       const metrics = deps.metrics;
       if (!metrics) throw new AppError("not_found", "No metrics: IPINTEL_METRICS is off");
@@ -274,6 +293,8 @@ function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: Handler<AppEnv> } {
 }
 
 const LOADING_MESSAGE = "Data is not loaded yet: try again shortly";
+const NO_POLICY_MESSAGE =
+  "No forward-auth policy: start the server with IPINTEL_POLICY (--policy) naming a policy file";
 const HEALTH_BODY = JSON.stringify({ success: true, data: { status: "ok" } });
 const NO_STORE_JSON = Object.freeze({ ...FORMAT_HEADERS.json, "cache-control": "no-store" });
 const METRICS_HEADERS = Object.freeze({

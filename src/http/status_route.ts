@@ -7,11 +7,16 @@ import type { Json } from "../types.ts";
 import type { Handler } from "hono";
 import { type AppEnv, FORMAT_HEADERS } from "./env.ts";
 import type { ServiceSlot } from "./service_slot.ts";
+import type { PolicyGate } from "../policy/gate.ts";
 
 const DAY_MS = 86_400_000;
 
 /** The route's handler; the uptime counts from this call; `now` is for tests. */
-export function statusRoute(services: ServiceSlot, now = () => new Date()): Handler<AppEnv> {
+export function statusRoute(
+  services: ServiceSlot,
+  now = () => new Date(),
+  policy: PolicyGate | null = null,
+): Handler<AppEnv> {
   const started = now();
   return (c) => {
     const data = services.current?.data;
@@ -46,6 +51,8 @@ export function statusRoute(services: ServiceSlot, now = () => new Date()): Hand
       data: {
         version: denoJson.version,
         uptimeSeconds: Math.floor((at.getTime() - started.getTime()) / 1000),
+        // The forward-auth policy served (IPINTEL_POLICY): its file's version and rules.
+        ...(policy ? { policy: policy.status() } : {}),
         sources,
       },
     };

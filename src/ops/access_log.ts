@@ -20,6 +20,8 @@ export interface AccessLogEntry {
   bytes: number;
   /** The client address, already truncated when it must be. */
   client: string;
+  /** The forward-auth rule that denied the request (`GET /auth` answering 403). */
+  rule?: string | null;
 }
 
 /** The JSON line of one request (without the newline); `time` (ms since the epoch) is when it was answered. */
@@ -33,6 +35,7 @@ export function accessLogLine(entry: AccessLogEntry, time: number = Date.now()):
     durationMs: Math.round(entry.durationMs * 1000) / 1000,
     bytes: entry.bytes,
     client: entry.client,
+    ...(entry.rule ? { rule: entry.rule } : {}),
   });
 }
 

@@ -13,6 +13,7 @@ import { LineWriter } from "../ops/access_log.ts";
 import { instrument } from "../ops/instrument.ts";
 import { Metrics, type SharedCounts } from "../ops/metrics.ts";
 import { createReadiness, type ReadinessCheck } from "../ops/readiness.ts";
+import type { PolicyGate } from "../policy/gate.ts";
 import type { Services } from "./services.ts";
 
 type ServerConfig = Pick<
@@ -40,6 +41,8 @@ export interface ServerOptions {
   writeError?: (text: string) => void;
   /** Counts shared with the other workers of the server (absent: this isolate's own). */
   sharedCounts?: SharedCounts;
+  /** The forward-auth gate (IPINTEL_POLICY): `GET /auth`, its counts in `/metrics`. */
+  policy?: PolicyGate | null;
 }
 
 export interface Server {
@@ -89,9 +92,13 @@ export function createServer(options: ServerOptions): Server {
     logError,
     ready: createReadiness(options.checks ?? []),
     metrics: config.metrics
-      ? { render: () => metrics.render(), token: config.metricsToken }
+      ? {
+        render: () => metrics.render() + (options.policy?.counter.render() ?? ""),
+        token: config.metricsToken,
+      }
       : undefined,
     instrumentation,
+    policy: options.policy,
   });
   return {
     handler: app.fetch,

@@ -61,6 +61,7 @@ Deno.test("loadConfig reads every variable, and a flag wins over its variable", 
     IPINTEL_SHUTDOWN_TIMEOUT: "30",
     IPINTEL_TLS_CERT: "/etc/ipintel/cert.pem",
     IPINTEL_TLS_KEY: "/etc/ipintel/key.pem",
+    IPINTEL_POLICY: "/etc/ipintel/policy.json",
   };
   const config = loadConfig(env);
   assert.deepEqual({ ...config }, {
@@ -99,6 +100,7 @@ Deno.test("loadConfig reads every variable, and a flag wins over its variable", 
     web: true,
     tlsCert: "/etc/ipintel/cert.pem",
     tlsKey: "/etc/ipintel/key.pem",
+    policy: "/etc/ipintel/policy.json",
   });
   const flagged = loadConfig(env, { port: "9001", "forwarded-header": "x-real-ip" });
   assert.equal(flagged.port, 9001);
