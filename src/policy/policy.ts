@@ -225,13 +225,19 @@ function checkFields(
   }
 }
 
-/** The known name within two edits of `text` (case-insensitive), if any. */
+/**
+ * The known name nearest `text` (case-insensitive), if it is near enough: two
+ * edits, or a third of the longer word's length (`countries` → `country`).
+ */
 function closest(text: string, known: readonly string[]): string | null {
   let best: string | null = null;
-  let bestDistance = 3;
+  let bestDistance = Infinity;
   for (const name of known) {
     const d = editDistance(text.toLowerCase(), name.toLowerCase());
-    if (d < bestDistance) [best, bestDistance] = [name, d];
+    const near = Math.max(2, Math.floor(Math.max(text.length, name.length) / 3));
+    if (d <= near && d < bestDistance) {
+      [best, bestDistance] = [name, d];
+    }
   }
   return best;
 }
