@@ -55,15 +55,15 @@ async function runTest(
   ips: readonly string[],
 ): Promise<number> {
   const loaded = await load(config);
-  const { data, lookup } = await createServices(config);
+  const served = await createServices(config);
   console.error(describe(loaded));
-  for (const warning of policyWarnings(loaded.policy, data.risk)) {
+  for (const warning of policyWarnings(loaded.policy, served.data.risk)) {
     console.error(`warning: ${warning}`);
   }
   let failed = 0;
   for (const ip of ips) {
     try {
-      const decision = judge(lookup, loaded.policy, ip);
+      const decision = judge(served, loaded.policy, ip);
       console.log(flags.json ? JSON.stringify(asJson(decision)) : asLine(decision));
     } catch (error) {
       console.error(

@@ -221,7 +221,7 @@ function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: Handler<AppEnv> } {
       const address = client(c);
       const refusal = await admission.charge(c, c.get("caller"), 1);
       if (refusal) throw refusal;
-      const answer = gate.answer(current().lookup, address);
+      const answer = gate.answer(current(), address);
       return c.body(null, answer.status, answer.headers);
     },
     // Up to IPINTEL_BULK_MAX addresses answered whole; a longer list, or NDJSON, streamed.

@@ -8,6 +8,7 @@ import { NotFoundError } from "../errors.ts";
 import { cidrContains } from "../ip/cidr.ts";
 import { parseIp } from "../ip/parse.ts";
 import type { Lookup } from "../lookup/lookup.ts";
+import type { RiskSource } from "../risk/security.ts";
 import { type AddressFacts, factsOf } from "./facts.ts";
 import type { ConditionName, Policy, PolicyRule, RuleAction } from "./policy.ts";
 
@@ -41,21 +42,36 @@ export function decide(policy: Policy, facts: AddressFacts): Decision {
   return decision(policy, "default", policy.default, [], facts);
 }
 
+/** What a decision reads: the served lookup and the security sources of its data set. */
+export interface Served {
+  lookup: Lookup;
+  data: { readonly risk: RiskSource };
+}
+
 /**
  * Judges an address: looks it up and decides. An address no database knows
  * (a private range) is still judged: its `cidr` rules and the default apply.
  * Throws InvalidIpError for text that is not an address, and whatever else
  * the lookup throws (a corrupt record).
+ *
+ * The plain lookup (its cached parts), not `lookup.detail` (which also finds
+ * the matched network: twice the work), plus the security signals the
+ * `security` object folds away (hosting, relay, a threat listing).
  */
-export function judge(lookup: Lookup, policy: Policy, address: string): Decision {
+export function judge(served: Served, policy: Policy, address: string): Decision {
   const ip = parseIp(address);
-  let detail = null;
+  let facts;
   try {
-    detail = lookup.detail(ip.address);
+    const result = served.lookup(ip.address);
+    facts = factsOf(ip, {
+      result,
+      signals: served.data.risk.signals(ip, result.connection.asn_number),
+    });
   } catch (error) {
     if (!(error instanceof NotFoundError)) throw error;
+    facts = factsOf(ip, null);
   }
-  return decide(policy, factsOf(ip, detail));
+  return decide(policy, facts);
 }
 
 /** The forward-auth answer: 204 to allow, 403 to deny, the decision's headers, no body. */

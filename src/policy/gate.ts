@@ -3,9 +3,8 @@
  * file changes), the per-rule counts, and one call per forward-auth request.
  */
 
-import type { Lookup } from "../lookup/lookup.ts";
 import { DecisionCounter } from "./counter.ts";
-import { authAnswer, type Decision, judge } from "./decide.ts";
+import { authAnswer, type Decision, judge, type Served } from "./decide.ts";
 import { type LoadedPolicy, policyStatus, readPolicyFile, watchPolicyFile } from "./file.ts";
 
 export class PolicyGate {
@@ -48,15 +47,15 @@ export class PolicyGate {
   }
 
   /** Judges the client address and counts the decision (throws as judge() does). */
-  decide(lookup: Lookup, address: string): Decision {
-    const decision = judge(lookup, this.#loaded.policy, address);
+  decide(served: Served, address: string): Decision {
+    const decision = judge(served, this.#loaded.policy, address);
     this.counter.count(decision);
     return decision;
   }
 
   /** The forward-auth answer for the client address: 204 or 403, the headers, no body. */
-  answer(lookup: Lookup, address: string): ReturnType<typeof authAnswer> {
-    return authAnswer(this.decide(lookup, address));
+  answer(served: Served, address: string): ReturnType<typeof authAnswer> {
+    return authAnswer(this.decide(served, address));
   }
 
   /** The `policy` part of `/status`. */

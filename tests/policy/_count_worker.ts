@@ -1,4 +1,5 @@
 /** A worker isolate counting decisions into the shared buffer it is sent (counter_test.ts). */
+/// <reference lib="deno.worker" />
 
 import { DecisionCounter } from "../../src/policy/counter.ts";
 

@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { FIXED_NOW, fixtureLookup } from "../_helpers.ts";
+import { FIXED_NOW, fixtureDataSet, fixtureLookup } from "../_helpers.ts";
 import { authAnswer, decide, judge } from "../../src/policy/decide.ts";
 import { factsOf } from "../../src/policy/facts.ts";
 import { parsePolicy, type Policy } from "../../src/policy/policy.ts";
@@ -13,7 +13,8 @@ import { parseIp } from "../../src/ip/parse.ts";
 import { InvalidIpError } from "../../src/errors.ts";
 import { gateDataSet } from "./_gate_data.ts";
 
-const lookup = await fixtureLookup(FIXED_NOW, await gateDataSet());
+const data = await gateDataSet();
+const served = { data, lookup: await fixtureLookup(FIXED_NOW, data) };
 
 const policy = (json: unknown): Policy => parsePolicy(json, "test policy");
 
@@ -69,7 +70,7 @@ const matchedText = (d: ReturnType<typeof decide>) =>
 
 Deno.test("the issue's policy: first matching rule wins, with the headers a proxy copies", () => {
   for (const [ip, status, rule, matched, headers] of ISSUE_TABLE) {
-    const decision = judge(lookup, ISSUE_POLICY, ip);
+    const decision = judge(served, ISSUE_POLICY, ip);
     const answer = authAnswer(decision);
     assert.equal(answer.status, status, ip);
     assert.equal(answer.body, null);
@@ -89,7 +90,7 @@ Deno.test("the issue's policy: first matching rule wins, with the headers a prox
 });
 
 Deno.test("report allows and tags; deny is the only 403", () => {
-  const watched = judge(lookup, ISSUE_POLICY, "2.26.157.10");
+  const watched = judge(served, ISSUE_POLICY, "2.26.157.10");
   assert.equal(watched.action, "allow");
   assert.equal(watched.verdict, "report");
   assert.equal(authAnswer(watched).headers["X-IP-Policy-Action"], "report");
@@ -98,7 +99,7 @@ Deno.test("report allows and tags; deny is the only 403", () => {
     default: "allow",
     rules: [{ name: "watch", action: "deny", security: ["vpn", "hosting"] }],
   });
-  const denied = judge(lookup, enforced, "2.26.157.10");
+  const denied = judge(served, enforced, "2.26.157.10");
   assert.equal(authAnswer(denied).status, 403);
   assert.equal(denied.rule, "watch");
 });
@@ -132,7 +133,7 @@ Deno.test("within a rule every condition is required; values of one condition ar
     ["192.168.1.1", "default", ""],
   ];
   for (const [ip, rule, matched] of table) {
-    const decision = judge(lookup, combined, ip);
+    const decision = judge(served, combined, ip);
     assert.equal(decision.rule, rule, ip);
     assert.equal(matchedText(decision), matched, ip);
     assert.equal(decision.headers["Cache-Control"], "max-age=120", ip);
@@ -166,13 +167,13 @@ Deno.test("threat levels match exactly; `threat` alone is a threat list's listin
     "threat:high",
   ];
   for (const [ip, expected] of table) {
-    const held = tags.filter((tag) => judge(lookup, byTag(tag), ip).rule === "r");
+    const held = tags.filter((tag) => judge(served, byTag(tag), ip).rule === "r");
     assert.deepEqual(held, expected, ip);
   }
 });
 
 Deno.test("with no security source installed, security rules never match and the facts say unknown", async () => {
-  const bare = await fixtureLookup(); // City and ASN only
+  const bare = { data: await fixtureDataSet(), lookup: await fixtureLookup() }; // City and ASN only
   const decision = judge(bare, ISSUE_POLICY, "81.2.69.160");
   assert.equal(decision.rule, "default");
   assert.deepEqual(decision.facts.risk, []);
@@ -192,7 +193,7 @@ Deno.test("decide() reads facts, not the lookup: the same facts, the same decisi
 });
 
 Deno.test("an address that is not one is an InvalidIpError naming it", () => {
-  assert.throws(() => judge(lookup, ISSUE_POLICY, "not-an-ip"), (error: unknown) => {
+  assert.throws(() => judge(served, ISSUE_POLICY, "not-an-ip"), (error: unknown) => {
     assert.ok(error instanceof InvalidIpError);
     assert.match(error.message, /"not-an-ip"/);
     return true;

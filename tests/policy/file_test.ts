@@ -81,21 +81,22 @@ Deno.test("a directory or a huge file is refused before it is read", async () =>
 });
 
 Deno.test("an edited policy is served without a restart; a bad one is refused and the old kept", async () => {
-  const lookup = await fixtureLookup(undefined, await gateDataSet());
+  const data = await gateDataSet();
+  const served = { data, lookup: await fixtureLookup(undefined, data) };
   await withFile(async (path) => {
     await Deno.writeTextFile(path, embargo("US"));
     const lines: string[] = [];
     const gate = await PolicyGate.open(path, { report: (line) => lines.push(line), pollMs: 5 });
     try {
       const first = gate.loaded.version;
-      assert.equal(gate.answer(lookup, "8.8.8.8").status, 403);
-      assert.equal(gate.answer(lookup, "81.2.69.160").status, 204);
+      assert.equal(gate.answer(served, "8.8.8.8").status, 403);
+      assert.equal(gate.answer(served, "81.2.69.160").status, 204);
 
       // Rewritten to embargo GB instead (same size: only the content says it changed).
       await replace(path, embargo("GB"));
       await waitFor(() => gate.loaded.version !== first);
-      assert.equal(gate.answer(lookup, "8.8.8.8").status, 204);
-      const gb = gate.decide(lookup, "81.2.69.160");
+      assert.equal(gate.answer(served, "8.8.8.8").status, 204);
+      const gb = gate.decide(served, "81.2.69.160");
       assert.equal(gb.rule, "embargo");
       assert.equal(gb.headers["X-IP-Country"], "GB");
       assert.match(
@@ -104,7 +105,7 @@ Deno.test("an edited policy is served without a restart; a bad one is refused an
       );
 
       // A misspelt field: refused, reported once, the GB policy still served.
-      const served = gate.loaded.version;
+      const kept = gate.loaded.version;
       const bad = embargo("KP").replace('"security"', '"securty"');
       const before = lines.length;
       await replace(path, bad);
@@ -112,11 +113,11 @@ Deno.test("an edited policy is served without a restart; a bad one is refused an
       assert.match(
         lines.at(-1)!,
         new RegExp(
-          `policy file changed but not reloaded, still serving version ${served}: .*rule 1 "no-tor": unknown field "securty"`,
+          `policy file changed but not reloaded, still serving version ${kept}: .*rule 1 "no-tor": unknown field "securty"`,
         ),
       );
-      assert.equal(gate.loaded.version, served);
-      assert.equal(gate.answer(lookup, "81.2.69.160").status, 403);
+      assert.equal(gate.loaded.version, kept);
+      assert.equal(gate.answer(served, "81.2.69.160").status, 403);
       const reported = lines.length;
 
       // A half-written file, then the file gone: each reported, nothing served changes.
@@ -126,13 +127,13 @@ Deno.test("an edited policy is served without a restart; a bad one is refused an
       await Deno.remove(path);
       await waitFor(() => lines.length > reported + 1);
       assert.match(lines.at(-1)!, /Cannot read/);
-      assert.equal(gate.loaded.version, served);
+      assert.equal(gate.loaded.version, kept);
 
       // Fixed: served at once.
       await replace(path, embargo("KP"));
-      await waitFor(() => gate.loaded.version !== served);
-      assert.equal(gate.answer(lookup, "81.2.69.160").status, 204);
-      assert.equal(gate.answer(lookup, "175.45.176.1").status, 403);
+      await waitFor(() => gate.loaded.version !== kept);
+      assert.equal(gate.answer(served, "81.2.69.160").status, 204);
+      assert.equal(gate.answer(served, "175.45.176.1").status, 403);
 
       // The counts follow every decision, by rule and action.
       assert.deepEqual(Object.fromEntries(gate.counter.snapshot()), {
