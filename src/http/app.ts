@@ -219,9 +219,10 @@ function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: Handler<AppEnv> } {
       const gate = deps.policy;
       if (!gate) throw new AppError("not_found", NO_POLICY_MESSAGE);
       const address = client(c);
+      const served = current(); // 503 while loading, before a unit is charged
       const refusal = await admission.charge(c, c.get("caller"), 1);
       if (refusal) throw refusal;
-      const answer = gate.answer(current(), address);
+      const answer = gate.answer(served, address);
       return c.body(null, answer.status, answer.headers);
     },
     // Up to IPINTEL_BULK_MAX addresses answered whole; a longer list, or NDJSON, streamed.

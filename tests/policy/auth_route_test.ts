@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { AccessControl } from "../../src/access/access.ts";
 import { KeyTable } from "../../src/access/key_table.ts";
 import { RateLimiter } from "../../src/access/rate_limiter.ts";
-import { createApp } from "../../src/http/app.ts";
+import { createApp, type ServiceSlot } from "../../src/http/app.ts";
 import { PolicyGate } from "../../src/policy/gate.ts";
 import { createServer } from "../../src/server/server.ts";
 import { MemoryKeyStore } from "../../src/store/keys.ts";
@@ -52,8 +52,9 @@ async function gateApp(gate: PolicyGate | null, limit = 100) {
     keys,
     new RateLimiter({ counters: new MemoryRateCounters() }),
   );
+  const services: ServiceSlot = { current: { data, lookup } };
   const app = createApp({
-    services: { current: { data, lookup } },
+    services,
     config: {
       bulkMax: 10,
       trustedProxies: ["127.0.0.1"],
@@ -69,7 +70,7 @@ async function gateApp(gate: PolicyGate | null, limit = 100) {
   /** GET /auth from `from`, as a proxy there sends it. */
   const auth = (from: string, headers: Record<string, string> = {}, path = "/auth") =>
     app.fetch(new Request(`http://localhost${path}`, { headers }), peer(from));
-  return { app, key, auth };
+  return { app, key, auth, services };
 }
 
 Deno.test("/auth judges the forwarded client: 204 or 403, the headers, no body, one unit each", async () => {
@@ -130,6 +131,22 @@ Deno.test("/auth reads the caller as /me does: no key, no decision; untrusted pe
     assert.equal(loopback.status, 204);
     assert.equal(loopback.headers.get("x-ip-policy-rule"), "default");
     assert.equal(loopback.headers.get("x-ip-country"), "");
+  });
+});
+
+Deno.test("while the data loads, /auth answers 503 and charges nothing", async () => {
+  await withGate(async (gate) => {
+    const { key, auth, services } = await gateApp(gate, 5);
+    const loaded = services.current;
+    services.current = null;
+    const loading = await auth("127.0.0.1", { "x-forwarded-for": "8.8.8.8", "x-api-key": key });
+    assert.equal(loading.status, 503);
+    await loading.body?.cancel();
+    services.current = loaded;
+    const first = await auth("127.0.0.1", { "x-forwarded-for": "8.8.8.8", "x-api-key": key });
+    assert.equal(first.status, 403);
+    assert.equal(first.headers.get("ratelimit-remaining"), "4"); // the 503 cost nothing
+    assert.deepEqual([...gate.counter.snapshot().keys()], ["embargo"]);
   });
 });
 
