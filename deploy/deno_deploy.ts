@@ -2,7 +2,7 @@
  * ipintel on Deno Deploy: the entry point Deploy runs as is
  * (`deployctl deploy --entrypoint deploy/deno_deploy.ts`).
  *
- * The same handler as `ipintel serve` (app, fast path, metrics, access log),
+ * The same handler as `ipintel serve` (the Hono app with its metrics and access log),
  * with what Deploy offers instead of a machine: the KV from `Deno.openKv()`
  * (no path: the deployment's own database), the data files read from the
  * deployment (`data/`, uploaded with the code), nothing written to disk, no

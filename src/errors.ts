@@ -5,6 +5,7 @@ export type ErrorCode =
   | "not_found"
   | "bad_request"
   | "payload_too_large"
+  | "uri_too_long"
   | "unsupported_media_type"
   | "method_not_allowed"
   | "unauthorized"
@@ -125,7 +126,7 @@ export class MethodNotAllowedError extends AppError {
 
 /** The one mapping from error codes to HTTP statuses. */
 export const STATUS_BY_CODE: Readonly<
-  Record<ErrorCode, 400 | 401 | 404 | 405 | 413 | 415 | 429 | 503>
+  Record<ErrorCode, 400 | 401 | 404 | 405 | 413 | 414 | 415 | 429 | 503>
 > = {
   bad_request: 400,
   unauthorized: 401,
@@ -133,6 +134,7 @@ export const STATUS_BY_CODE: Readonly<
   not_found: 404,
   method_not_allowed: 405,
   payload_too_large: 413,
+  uri_too_long: 414,
   unsupported_media_type: 415,
   rate_limited: 429,
   data_unavailable: 503,

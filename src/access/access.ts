@@ -26,14 +26,12 @@ export interface AccessPolicy {
 
 /**
  * What charging a caller gives: `unlimited` (no caller, or a limit of 0: no
- * RateLimit headers), a decision (`allowed` or `refused`, with what the
- * headers say), or `wait` (only from {@link AccessControl.tryCharge}: the
- * shared count must be read first; nothing was charged).
+ * RateLimit headers), or a decision (`allowed` or `refused`, with what the
+ * headers say).
  */
-export type Charge = RateDecision | { readonly kind: "unlimited" } | { readonly kind: "wait" };
+export type Charge = RateDecision | { readonly kind: "unlimited" };
 
 const UNLIMITED = Object.freeze({ kind: "unlimited" } as const);
-const WAIT: Charge = Object.freeze({ kind: "wait" });
 
 /**
  * A flood from one IPv6 prefix is grouped coarsely: once FLOOD_56 distinct /64s
@@ -109,22 +107,11 @@ export class AccessControl {
   }
 
   /**
-   * Charges `cost` units now from this server's counts: the decision, or
-   * `wait` when the shared count must be read first (then use {@link charge};
-   * nothing is counted in that case).
+   * Charges `cost` units now: from this server's counts when they can decide,
+   * else after reading the shared count. A bulk or a stream charges each part
+   * as it goes: every call is admitted whole or refused whole.
    */
-  tryCharge(caller: Caller | null, cost: number): Charge {
-    if (!caller || caller.limit === 0) return UNLIMITED;
-    const { id, limit, window, region } = caller;
-    return this.limiter.tryConsume(id, limit, window, cost, region) ?? WAIT;
-  }
-
-  /**
-   * Charges `cost` units now, reading the shared count when needed (never
-   * `wait`). A bulk or a stream charges each part as it goes: every call
-   * is admitted whole or refused whole.
-   */
-  async charge(caller: Caller | null, cost: number): Promise<Exclude<Charge, { kind: "wait" }>> {
+  async charge(caller: Caller | null, cost: number): Promise<Charge> {
     if (!caller || caller.limit === 0) return UNLIMITED;
     const { id, limit, window, region } = caller;
     return await this.limiter.consume(id, limit, window, cost, region);

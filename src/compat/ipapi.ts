@@ -265,7 +265,9 @@ export const IPAPI_ROUTES: readonly CompatRoute[] = [
     error: ipapiError,
     async handle(request, pipeline) {
       pipeline.authenticate(keyOf(request));
-      const items = batchItems(await request.json(IPAPI_BATCH_MAX * 256));
+      // ip-api reads the body as JSON whatever its Content-Type (`curl -d` sends a form type).
+      const body = await request.json(IPAPI_BATCH_MAX * 256, { anyContentType: true });
+      const items = batchItems(body);
       if (items.length === 0 || items.length > IPAPI_BATCH_MAX) {
         throw new BadRequestError(
           `Batch of ${items.length} queries: give 1 to ${IPAPI_BATCH_MAX}, as ip-api allows`,

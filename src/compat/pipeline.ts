@@ -19,8 +19,12 @@ export interface CompatRequest {
   /** A query parameter (the first, decoded), or undefined. */
   query(name: string): string | undefined;
   headers: Headers;
-  /** The JSON body, read as the native API reads one (415, 413 over `limit` bytes, 400 malformed). */
-  json(limit: number): Promise<unknown>;
+  /**
+   * The JSON body, read as the native API reads one (415, 413 over `limit`
+   * bytes, 400 malformed). With `anyContentType`, a body of any declared type
+   * is read as JSON (ip-api's own examples post with curl's form default).
+   */
+  json(limit: number, options?: { anyContentType?: boolean }): Promise<unknown>;
 }
 
 /** The app's steps, in the order a route calls them. */

@@ -29,18 +29,13 @@ export function createAdmission(
 ): Admission {
   if (!access) return { identify: () => null, charge: () => Promise.resolve(null) };
   const decided = (c: AppContext, caller: Caller | null, cost: number, charge: Charge) => {
-    if (charge.kind !== "allowed" && charge.kind !== "refused") return null; // unlimited
+    if (charge.kind === "unlimited") return null;
     c.set("rate", charge);
     return refusalOf(caller!, charge, cost);
   };
   return {
     identify: (c, key) => access.identify(key, () => clientAddress(c)),
-    charge(c, caller, cost) {
-      // Most charges are decided from this server's counts, without waiting for the KV.
-      const charge = access.tryCharge(caller, cost);
-      if (charge.kind !== "wait") return Promise.resolve(decided(c, caller, cost, charge));
-      return access.charge(caller, cost).then((charge) => decided(c, caller, cost, charge));
-    },
+    charge: async (c, caller, cost) => decided(c, caller, cost, await access.charge(caller, cost)),
   };
 }
 

@@ -158,13 +158,18 @@ export function createApp(deps: AppDeps): App {
   return app;
 }
 
-/** The native API's routes that identify their caller by key (a 401 before anything else). */
+/**
+ * The native API's routes that identify their caller by key (a 401 before
+ * anything else). `/status` too (it names the sources; not charged): it
+ * follows the auth mode, while `/health` and `/ready` stay open for probes.
+ */
 const KEYED_ROUTES: ReadonlySet<string> = new Set([
   "/ip/{ip}",
   "/me",
   "/auth",
   "/bulk/{ip_list}",
   "/bulk",
+  "/status",
 ]);
 
 interface HandlerDeps {

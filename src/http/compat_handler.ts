@@ -48,8 +48,8 @@ export function compatHandler(route: CompatRoute, deps: CompatDeps): Handler<App
       params: c.req.param() as Record<string, string>,
       query: (name) => c.req.query(name),
       headers: c.req.raw.headers,
-      json: (limit) => {
-        requireJsonContentType(c.req.raw.headers);
+      json: (limit, options) => {
+        if (!options?.anyContentType) requireJsonContentType(c.req.raw.headers);
         return readJsonBody(requestBody(c), limit);
       },
     };

@@ -11,7 +11,7 @@ import { BadRequestError, capInput } from "../errors.ts";
 import { isStreamedBody } from "./streamed.ts";
 import { checkRequest, rejectionResponse, unsupportedMethod } from "./request_target.ts";
 
-/** What the handler receives as its second argument (the pipeline's `ServeEnv`). */
+/** What the handler receives as its second argument (the app's `ServeEnv`, src/http/env.ts). */
 export interface NodeServeEnv {
   remoteAddr: Deno.NetAddr;
   /** The body of a GET or HEAD request, which a Fetch Request cannot hold. */
@@ -64,7 +64,9 @@ export function serveWithNodeHttp(
   };
   // HTTPS with a certificate: the same handler, and the pair can be replaced while serving.
   const tls = options.tls;
-  const serverOptions = { connectionsCheckingInterval: 1000 };
+  // Request lines up to 64 KiB reach the app (which answers 414 past its own limit), as on
+  // Deno.serve; node's default (16 KiB) would answer 431 first.
+  const serverOptions = { connectionsCheckingInterval: 1000, maxHeaderSize: 65_536 };
   const server = tls
     ? https.createServer({ ...serverOptions, ...tls }, listener)
     : http.createServer(serverOptions, listener);

@@ -501,6 +501,7 @@ const OPERATIONS: Readonly<Record<string, Record<string, unknown>>> = {
       responses: {
         "200": { description: "Data status" },
         ...everyRoute,
+        "401": lookupErrors["401"],
         "503": errorResponse("Data is not loaded yet"),
       },
     },

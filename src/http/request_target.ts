@@ -9,7 +9,7 @@
  */
 
 import {
-  type AppError,
+  AppError,
   BadRequestError,
   MethodNotAllowedError,
   quoteInput,
@@ -83,13 +83,27 @@ export function targetFormat(target: string): OutputFormat {
 }
 
 /**
- * What is wrong with a request before any route sees it, or null: a malformed
+ * Longest request target (path and query) the app answers: 32 KiB, room for
+ * a `/bulk/` list of over 800 IPv6 addresses. Past 64 KiB, Deno.serve (hyper)
+ * refuses the request line itself with a bare 400 before the app sees it.
+ */
+export const MAX_TARGET_LENGTH = 32_768;
+
+/**
+ * What is wrong with a request before any route sees it, or null: a target
+ * over {@link MAX_TARGET_LENGTH} (414), a malformed
  * Host header (400) or a target that is not a path (400). The app's first
  * middleware (middleware/host_check.ts) and the node:http server call it. A
  * method is judged by the route the path names (app.ts: 404 for no route, else
  * 405 with that route's `Allow`).
  */
 export function checkRequest(host: string | null, target: string): AppError | null {
+  if (target.length > MAX_TARGET_LENGTH) {
+    return new AppError(
+      "uri_too_long",
+      `Request target of ${target.length} bytes is longer than the limit of ${MAX_TARGET_LENGTH}: POST /bulk takes any number of addresses`,
+    );
+  }
   if (!isValidHost(host)) {
     return new BadRequestError(
       `Invalid Host header ${

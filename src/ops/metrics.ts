@@ -2,7 +2,7 @@
  * Counters for `GET /metrics`, in the Prometheus text format (version 0.0.4,
  * METRICS_CONTENT_TYPE in src/format/render.ts).
  *
- * Counting sits on every request, the fast path's included, so it is plain
+ * Counting sits on every request (the app's outermost middleware), so it is plain
  * arithmetic on preallocated arrays: no label strings are built per request,
  * only when the text is rendered for a scrape.
  */
@@ -15,7 +15,7 @@ import { ROUTES } from "./route.ts";
 export const METHODS = ["GET", "POST", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE", "OTHER"];
 const OTHER_METHOD = METHODS.length - 1;
 
-/** Upper bounds (seconds) of the latency histogram: the fast path answers in tens of µs. */
+/** Upper bounds (seconds) of the latency histogram: a lookup is answered in tens of µs. */
 export const DURATION_BUCKETS = [
   0.0001,
   0.00025,
@@ -140,12 +140,7 @@ export class Metrics {
     if (status === 429) own[RATE_LIMITED]!++;
   }
 
-  /**
-   * The lookup function, counting each address answered with data. (Rarely
-   * one is counted twice: when the fast path hands a request it looked up to
-   * the app, which looks it up again, for a caller whose rate count must
-   * first be read from the KV.)
-   */
+  /** The lookup function, counting each address answered with data. */
   countLookups(lookup: Lookup): Lookup {
     const own = this.#own;
     const counted: Lookup = (ip, request) => {

@@ -19,7 +19,7 @@ interface Asset {
   etag: string;
 }
 
-/** A response as the HTTP pipeline takes it (src/http/pipeline.ts `Answer`). */
+/** A response as the app sends it (src/http/app.ts). */
 export interface SiteAnswer {
   status: number;
   headers: Record<string, string>;

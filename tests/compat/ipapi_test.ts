@@ -118,3 +118,18 @@ Deno.test("ip-api: the key in `key` or X-API-Key; X-Rl and X-Ttl; 429 as a fail"
   assert.equal(limited.headers.get("x-rl"), "0");
   assert.equal((await limited.json()).status, "fail");
 });
+
+Deno.test("ip-api: POST /batch reads a JSON array whatever its Content-Type, as ip-api does", async () => {
+  const { request } = await compatApp();
+  // `curl -X POST -d '["81.2.69.142"]' /batch` sends application/x-www-form-urlencoded.
+  for (const type of ["application/x-www-form-urlencoded", "text/plain", null]) {
+    const response = await request("/batch", {
+      method: "POST",
+      headers: type === null ? {} : { "content-type": type },
+      body: '["81.2.69.142"]',
+    });
+    assert.equal(response.status, 200, `${type}`);
+    const [first] = await response.json();
+    assert.equal(first.countryCode, "GB", `${type}`);
+  }
+});

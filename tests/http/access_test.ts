@@ -57,6 +57,7 @@ Deno.test("once a key exists, keyless and wrong-key calls get 401 on every looku
       "/me",
       "/bulk/81.2.69.142,9.9.9.9",
       "/ip/81.2.69.142?get=city",
+      "/status", // what is installed, and from where, is for callers with a key too
     ]
   ) {
     const { status, json } = await body(await get(path));
@@ -83,8 +84,8 @@ Deno.test("once a key exists, keyless and wrong-key calls get 401 on every looku
     peer("203.0.113.9"),
   );
   assert.equal(postIp.status, 401, "POST /ip/{ip} too");
-  // The open routes stay open.
-  for (const path of ["/health", "/openapi.json"]) {
+  // The open routes stay open: liveness, readiness, the API's description.
+  for (const path of ["/health", "/ready", "/openapi.json"]) {
     assert.equal((await get(path)).status, 200, path);
   }
 });

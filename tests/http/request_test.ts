@@ -117,3 +117,11 @@ Deno.test("query parameters read as URLSearchParams reads them, decoded or not",
     assert.equal(body.startsWith("<?xml"), xml, query);
   }
 });
+
+Deno.test("a request target over 32 KiB is a 414 naming the limit; POST /bulk is the way", async () => {
+  const response = await app.request(`/ip/${"1".repeat(40_000)}`);
+  assert.equal(response.status, 414);
+  const body = await response.json();
+  assert.equal(body.success, false);
+  assert.match(body.message, /^Request target of 40004 bytes is longer than the limit of 32768/);
+});

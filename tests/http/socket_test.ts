@@ -454,3 +454,13 @@ Deno.test("POST /ip/{ip} with a JSON userAgent body parses it, on Deno.serve too
     assert.equal(plain.status, 415, server);
   });
 });
+
+Deno.test("an over-long request target is a 414 envelope on both servers, in the format asked", async () => {
+  await onBothServers(async (port, server) => {
+    const long = `/bulk/${"8.8.8.8,".repeat(5000)}?format=xml`;
+    const response = await exchange(port, [`GET ${long} HTTP/1.1`, "Host: localhost"]);
+    assert.equal(response.status, 414, server);
+    assert.match(response.body, /<success>false<\/success>/, server);
+    assert.match(response.body, /longer than the limit of 32768/, server);
+  });
+});
