@@ -6,9 +6,8 @@
  */
 
 import type { ParsedIp } from "../ip/parse.ts";
-import type { LookupDetail } from "../lookup/lookup.ts";
 import { anonymizerFlags, type RiskSignals } from "../risk/security.ts";
-import type { ThreatLevel } from "../types.ts";
+import type { LookupResult, ThreatLevel } from "../types.ts";
 
 /** The flags, in the order `X-IP-Risk` lists them. `threat`: on a threat list. */
 export const RISK_FLAGS = ["tor", "vpn", "relay", "hosting", "threat"] as const;
@@ -37,15 +36,18 @@ export interface AddressFacts {
   threat: ThreatLevel | null;
 }
 
-/** The part of a lookup's detail the facts are read from. */
-export type LookupFacts = Pick<LookupDetail, "result" | "signals">;
+/** What the facts are read from: a lookup's result and its data set's security signals. */
+export interface LookupFacts {
+  result: LookupResult;
+  signals: RiskSignals;
+}
 
-/** The facts of `ip` from its lookup; `detail` null when no database knows it. */
-export function factsOf(ip: ParsedIp, detail: LookupFacts | null): AddressFacts {
-  if (detail === null) {
+/** The facts of `ip` from its lookup; `looked` null when no database knows it. */
+export function factsOf(ip: ParsedIp, looked: LookupFacts | null): AddressFacts {
+  if (looked === null) {
     return { ip, found: false, country: null, continent: null, asn: null, risk: [], threat: null };
   }
-  const { result, signals } = detail;
+  const { result, signals } = looked;
   return {
     ip,
     found: true,
