@@ -227,8 +227,8 @@ function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: Handler<AppEnv> } {
       const served = current(); // 503 while loading, before a unit is charged
       const refusal = await admission.charge(c, c.get("caller"), 1);
       if (refusal) throw refusal;
-      const answer = gate.answer(served, address);
-      return c.body(null, answer.status, answer.headers);
+      // A Response of its own: Hono's c.body would copy its several headers twice.
+      return new Response(null, gate.answer(served, address));
     },
     // Up to IPINTEL_BULK_MAX addresses answered whole; a longer list, or NDJSON, streamed.
     "/bulk/{ip_list}": (c) => {

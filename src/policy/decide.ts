@@ -9,7 +9,7 @@ import { cidrContains } from "../ip/cidr.ts";
 import { parseIp } from "../ip/parse.ts";
 import type { Lookup } from "../lookup/lookup.ts";
 import type { RiskSource } from "../risk/security.ts";
-import { type AddressFacts, factsOf } from "./facts.ts";
+import { type AddressFacts, factsOf, TAG_BITS } from "./facts.ts";
 import type { ConditionName, Policy, PolicyRule, RuleAction } from "./policy.ts";
 
 /** One condition of the deciding rule and the value of the address that met it. */
@@ -103,8 +103,8 @@ function matchRule(rule: PolicyRule, facts: AddressFacts): MatchedFact[] | null 
   }
   let security: string | null = null;
   if (rule.security) {
-    security = rule.security.find((tag) => hasTag(facts, tag)) ?? null;
-    if (security === null) return null;
+    if ((rule.securityBits & facts.tags) === 0) return null;
+    security = rule.security.find((tag) => (TAG_BITS.get(tag)! & facts.tags) !== 0)!;
   }
   let cidr: string | null = null;
   if (rule.cidr) {
@@ -118,12 +118,6 @@ function matchRule(rule: PolicyRule, facts: AddressFacts): MatchedFact[] | null 
   if (asn !== null) matched.push({ condition: "asn", value: asn });
   if (security !== null) matched.push({ condition: "security", value: security });
   return matched;
-}
-
-/** `tor`, `vpn`, `relay`, `hosting`, `threat` (on a threat list), `threat:<level>` (isThreat). */
-function hasTag(facts: AddressFacts, tag: string): boolean {
-  if (tag.startsWith("threat:")) return facts.threat !== null && tag === `threat:${facts.threat}`;
-  return (facts.risk as readonly string[]).includes(tag);
 }
 
 function decision(
@@ -144,7 +138,7 @@ function decision(
       // Empty when unknown: a proxy copying the header gets a defined value either way.
       "X-IP-Country": facts.country ?? "",
       "X-IP-ASN": facts.asn === null ? "" : String(facts.asn),
-      "X-IP-Risk": facts.risk.join(","),
+      "X-IP-Risk": facts.riskText,
       "X-IP-Policy-Rule": rule,
       "X-IP-Policy-Action": verdict,
       "Cache-Control": policy.cacheSeconds > 0 ? `max-age=${policy.cacheSeconds}` : "no-store",

@@ -32,6 +32,10 @@ export interface AddressFacts {
   asn: number | null;
   /** The flags that hold, in RISK_FLAGS order. */
   risk: readonly RiskFlag[];
+  /** `risk` comma-separated, as X-IP-Risk says it. */
+  riskText: string;
+  /** The security tags that hold (flags and the threat level), as TAG_BITS bits. */
+  tags: number;
   /** `isThreat`: null when no security source is installed. */
   threat: ThreatLevel | null;
 }
@@ -45,38 +49,75 @@ export interface LookupFacts {
 /** The facts of `ip` from its lookup; `looked` null when no database knows it. */
 export function factsOf(ip: ParsedIp, looked: LookupFacts | null): AddressFacts {
   if (looked === null) {
-    return { ip, found: false, country: null, continent: null, asn: null, risk: [], threat: null };
+    return {
+      ip,
+      found: false,
+      country: null,
+      continent: null,
+      asn: null,
+      risk: [],
+      riskText: "",
+      tags: 0,
+      threat: null,
+    };
   }
   const { result, signals } = looked;
+  const threat = result.security.isThreat;
+  const tags = tagBits(signals, threat);
+  const risk = riskOf(tags);
   return {
     ip,
     found: true,
     country: result.geoLocation.countryCode,
     continent: result.geoLocation.continentCode,
     asn: result.connection.asn_number,
-    risk: riskFlags(signals),
-    threat: result.security.isThreat,
+    risk: risk.list,
+    riskText: risk.text,
+    tags,
+    threat,
   };
 }
 
-// The few possible lists, shared (a decision per request should not build one).
-const FLAG_LISTS = new Map<number, readonly RiskFlag[]>();
+/** One bit per security tag, in SECURITY_TAGS order: a rule's tags and an address's as one number. */
+export const TAG_BITS: ReadonlyMap<string, number> = new Map(
+  SECURITY_TAGS.map((tag, i) => [tag, 1 << i]),
+);
+const TOR = TAG_BITS.get("tor")!;
+const VPN = TAG_BITS.get("vpn")!;
+const RELAY = TAG_BITS.get("relay")!;
+const HOSTING = TAG_BITS.get("hosting")!;
+const THREAT = TAG_BITS.get("threat")!;
+const FLAG_MASK = TOR | VPN | RELAY | HOSTING | THREAT;
+const LEVEL_BITS: Readonly<Record<ThreatLevel, number>> = {
+  low: TAG_BITS.get("threat:low")!,
+  medium: TAG_BITS.get("threat:medium")!,
+  high: TAG_BITS.get("threat:high")!,
+};
 
-/** The flags that hold for `signals`, after the allow-list and relay rules. */
-export function riskFlags(signals: RiskSignals): readonly RiskFlag[] {
+/** The security tags of `signals` and an `isThreat` level, as TAG_BITS bits. */
+export function tagBits(signals: RiskSignals, threat: ThreatLevel | null): number {
+  // anonymizerFlags applies the allow-list and relay rules, as `security` does.
   const shown = anonymizerFlags(signals);
-  const held = {
-    ...shown,
-    threat: signals.allowed !== true && signals.blocklisted === true,
-  };
-  let bits = 0;
-  RISK_FLAGS.forEach((flag, i) => {
-    if (held[flag]) bits |= 1 << i;
-  });
-  let list = FLAG_LISTS.get(bits);
-  if (!list) {
-    list = Object.freeze(RISK_FLAGS.filter((_, i) => (bits & (1 << i)) !== 0));
-    FLAG_LISTS.set(bits, list);
+  let bits = threat === null ? 0 : LEVEL_BITS[threat];
+  if (shown.tor) bits |= TOR;
+  if (shown.vpn) bits |= VPN;
+  if (shown.relay) bits |= RELAY;
+  if (shown.hosting) bits |= HOSTING;
+  if (signals.allowed !== true && signals.blocklisted === true) bits |= THREAT;
+  return bits;
+}
+
+// The few possible flag lists and X-IP-Risk texts, shared (a decision should not build one).
+const FLAG_LISTS = new Map<number, { list: readonly RiskFlag[]; text: string }>();
+
+/** The flags among `bits`, in RISK_FLAGS order, and their comma-separated text. */
+export function riskOf(bits: number): { list: readonly RiskFlag[]; text: string } {
+  const flags = bits & FLAG_MASK;
+  let found = FLAG_LISTS.get(flags);
+  if (!found) {
+    const list = Object.freeze(RISK_FLAGS.filter((flag) => (flags & TAG_BITS.get(flag)!) !== 0));
+    found = Object.freeze({ list, text: list.join(",") });
+    FLAG_LISTS.set(flags, found);
   }
-  return list;
+  return found;
 }

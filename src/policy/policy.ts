@@ -21,7 +21,7 @@ import { continents } from "countries-list";
 import { ConfigError } from "../config.ts";
 import { countryFacts } from "../enrich/country.ts";
 import { type Cidr, parseCidr } from "../ip/cidr.ts";
-import { SECURITY_TAGS } from "./facts.ts";
+import { SECURITY_TAGS, TAG_BITS } from "./facts.ts";
 
 /** What a rule does: `report` allows and tags (to watch a rule before enforcing it). */
 export const RULE_ACTIONS = ["allow", "deny", "report"] as const;
@@ -42,6 +42,8 @@ export interface PolicyRule {
   readonly continent: ReadonlySet<string> | null;
   readonly asn: ReadonlySet<number> | null;
   readonly security: readonly string[] | null;
+  /** `security` as TAG_BITS bits (0 without the condition). */
+  readonly securityBits: number;
 }
 
 export interface Policy {
@@ -195,6 +197,7 @@ function parseRule(raw: unknown, index: number, fail: (message: string) => never
     continent: continent && new Set(continent),
     asn: asn && new Set(asn),
     security: security && [...new Set(security)],
+    securityBits: (security ?? []).reduce((bits, tag) => bits | TAG_BITS.get(tag)!, 0),
   });
 }
 
