@@ -63,7 +63,7 @@ export function watchPolicyFile(
   // The content last acted on (installed or refused): the same content is not reported twice.
   let seen = served.version;
   let busy = false;
-  const timer = setInterval(async () => {
+  const poll = async () => {
     if (busy) return;
     busy = true;
     try {
@@ -99,8 +99,26 @@ export function watchPolicyFile(
     } finally {
       busy = false;
     }
-  }, intervalMs);
-  return { close: () => clearInterval(timer) };
+  };
+  // Polls on the clock's multiples of the interval (re-aimed each time, so no drift): a
+  // server's isolates each watch the file, and reading it within the same milliseconds,
+  // they switch together.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let closed = false;
+  const next = () => {
+    if (closed) return;
+    timer = setTimeout(async () => {
+      await poll();
+      next();
+    }, intervalMs - (Date.now() % intervalMs));
+  };
+  next();
+  return {
+    close: () => {
+      closed = true;
+      clearTimeout(timer);
+    },
+  };
 }
 
 /** What `/status` shows of the served policy. */

@@ -158,9 +158,16 @@ async function acceptance(base: string, gate: Gate): Promise<number> {
   // The policy rewritten to embargo GB instead: both flip without a restart.
   await Deno.writeTextFile(`${gate.policyPath}.next`, POLICY("GB"));
   await Deno.rename(`${gate.policyPath}.next`, gate.policyPath);
+  // Served by every isolate of ipintel (each reads the file): five rounds in a row agree,
+  // each visit on a fresh connection (spread over the isolates).
+  let agreeing = 0;
   await until(
-    async () =>
-      (await visit("8.8.8.8")).status === 200 && (await visit("81.2.69.160")).status === 403,
+    async () => {
+      const flipped = (await visit("8.8.8.8")).status === 200 &&
+        (await visit("81.2.69.160")).status === 403;
+      agreeing = flipped ? agreeing + 1 : 0;
+      return agreeing === 5;
+    },
     15_000,
     "the GB embargo to be served",
   );
