@@ -386,7 +386,6 @@ const OPERATIONS: Readonly<Record<string, Record<string, unknown>>> = {
               schema: { type: "string" },
               description: "The deciding rule, or default",
             },
-            "X-IP-Policy-Action": { schema: { type: "string", enum: ["allow", "deny", "report"] } },
           },
         },
         "403": { description: "Denied; the same headers as 204" },

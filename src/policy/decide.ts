@@ -140,7 +140,6 @@ function decision(
       "X-IP-ASN": facts.asn === null ? "" : String(facts.asn),
       "X-IP-Risk": facts.riskText,
       "X-IP-Policy-Rule": rule,
-      "X-IP-Policy-Action": verdict,
       "Cache-Control": policy.cacheSeconds > 0 ? `max-age=${policy.cacheSeconds}` : "no-store",
     },
   };

@@ -89,7 +89,6 @@ Deno.test("policy test names each address's decision, rule and matched facts", a
         "X-IP-ASN": "60729",
         "X-IP-Risk": "tor",
         "X-IP-Policy-Rule": "no-tor",
-        "X-IP-Policy-Action": "deny",
         "Cache-Control": "max-age=30",
       },
     });
