@@ -3,10 +3,13 @@
  * ~600-byte JSON body. Whatever ipintel does per request, it cannot beat this
  * on the same machine; bench/http_bench.ts reports ipintel as a ratio of it.
  *
- * Run: deno run --allow-net bench/ceiling_server.ts [--port 8001] [--host 127.0.0.1] [--floor]
+ * Run: deno run --allow-net bench/ceiling_server.ts [--port 8001] [--host 127.0.0.1] [--floor | --hono]
  *
  * @module
  */
+
+import { Hono } from "hono";
+import { RegExpRouter } from "hono/router/reg-exp-router";
 
 /**
  * A lookup-shaped body of about 600 bytes, built once. ASCII only: a string
@@ -79,6 +82,17 @@ function floorHandler(request: Request): Response {
   });
 }
 
+/**
+ * Hono's own floor (`--hono`): a Hono hello-world answering `GET /ip/{ip}`
+ * with the same body, routed by the router ipintel uses and nothing else: the
+ * gap between it and the ceiling is what the framework costs per request.
+ */
+function honoHandler(): (request: Request) => Response | Promise<Response> {
+  const app = new Hono({ router: new RegExpRouter() });
+  app.get("/ip/:ip{.+}", (c) => c.body(CEILING_BODY, 200, HEADERS));
+  return app.fetch;
+}
+
 function argValue(args: readonly string[], flag: string): string | undefined {
   const i = args.indexOf(flag);
   return i >= 0 ? args[i + 1] : undefined;
@@ -96,6 +110,8 @@ if (import.meta.main) {
     },
     Deno.args.includes("--floor")
       ? floorHandler
+      : Deno.args.includes("--hono")
+      ? honoHandler()
       : () => new Response(CEILING_BODY, { headers: HEADERS }),
   );
 }

@@ -1,8 +1,8 @@
 /**
  * Rendering one lookup result per format: the JSON envelope (result_json.ts),
- * XML and CSV (renderSuccess), and the library-built XML and CSV writers they
- * replaced (tests/format/_xml_reference.ts, _csv_reference.ts), on the same
- * results. One group, JSON as the baseline.
+ * XML and CSV (renderSuccess), and the library-built references the tests
+ * hold them against (tests/format/_xml_reference.ts; _csv_reference.ts, which
+ * quotes with csv-stringify), on the same results. One group, JSON as the baseline.
  *
  * Run: `deno bench --allow-read --allow-write --allow-env bench/format_bench.ts` (the
  * fixture data is written to a temporary directory).
@@ -44,7 +44,7 @@ Deno.bench("csv", { group: "format" }, () => {
 Deno.bench("xml, fast-xml-parser XMLBuilder (before)", { group: "format" }, () => {
   for (const d of DATA) sink += referenceXml({ success: true, data: d }).length;
 });
-Deno.bench("csv, csv-stringify (before)", { group: "format" }, () => {
+Deno.bench("csv, the csv-stringify reference", { group: "format" }, () => {
   for (const d of DATA) sink += referenceCsv(d).length;
 });
 

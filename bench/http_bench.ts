@@ -15,7 +15,10 @@
  *   --floor): a bare server that reads the target and headers and answers with
  *   ipintel's headers (the RateLimit ones too when keyed), so that the runtime's
  *   price of what the spec requires is told apart from ipintel's own work;
- * - `get`, `xml`, `csv`: `?get=...`, `?format=xml`, `?format=csv` on the plain server.
+ * - `get`, `xml`, `csv`: `?get=...`, `?format=xml`, `?format=csv` on the plain server;
+ * - `hono`: a Hono hello-world (bench/ceiling_server.ts --hono): the framework's own price;
+ * - `before`: `plain` as served by another checkout (BENCH_BEFORE: its directory), to
+ *   compare a change with what it replaced in one run.
  *
  * Run: `deno task bench:http` (deno run --allow-all bench/http_bench.ts).
  *
@@ -42,10 +45,11 @@
  *   BENCH_SECONDS      seconds per measured run (10)
  *   BENCH_ROUNDS       rounds (5); each runs every variant once
  *   BENCH_WARMUP       warm-up seconds per server (5)
- *   BENCH_THREADS      wrk threads (1)
- *   BENCH_CONNECTIONS  wrk connections (32)
+ *   BENCH_THREADS      wrk threads (2)
+ *   BENCH_CONNECTIONS  wrk connections (64)
  *   BENCH_ADDRESSES    distinct addresses cycled (10000)
  *   BENCH_VARIANTS     comma-separated variants to run (all)
+ *   BENCH_BEFORE       a checkout to serve as the `before` variant (absent: no such variant)
  *   IPINTEL_DATA_DIR   data directory (./data)
  *
  * @module
@@ -68,8 +72,9 @@ function envInt(name: string, fallback: number): number {
 const SECONDS = envInt("BENCH_SECONDS", 10);
 const ROUNDS = envInt("BENCH_ROUNDS", 5);
 const WARMUP = envInt("BENCH_WARMUP", 5);
-const THREADS = envInt("BENCH_THREADS", 1);
-const CONNECTIONS = envInt("BENCH_CONNECTIONS", 32);
+const THREADS = envInt("BENCH_THREADS", 2);
+const CONNECTIONS = envInt("BENCH_CONNECTIONS", 64);
+const BEFORE = Deno.env.get("BENCH_BEFORE") ?? null;
 const ADDRESSES = envInt("BENCH_ADDRESSES", 10_000);
 const ONLY = Deno.env.get("BENCH_VARIANTS")?.split(",").filter((v) => v !== "") ?? null;
 
@@ -410,6 +415,33 @@ async function main(): Promise<void> {
       },
       { label: "xml", server: plain, query: "?format=xml", what: "?format=xml" },
       { label: "csv", server: plain, query: "?format=csv", what: "?format=csv" },
+      {
+        label: "hono",
+        server: (() => {
+          const port = freePort();
+          const args = ["run", "--allow-net", "bench/ceiling_server.ts", "--hono"];
+          return start("hono", [...args, "--port", String(port), "--host", "127.0.0.1"], port);
+        })(),
+        what: "a Hono hello-world: the same body from one Hono route (no lookup)",
+      },
+      ...(BEFORE === null ? [] : [{
+        label: "before",
+        server: (() => {
+          const port = freePort();
+          const args = ["run", "-A", "--config", `${BEFORE}/deno.json`, `${BEFORE}/main.ts`];
+          const options = [
+            "--port",
+            String(port),
+            "--host",
+            "127.0.0.1",
+            ...open,
+            "--workers",
+            "1",
+          ];
+          return start("before", [...args, "serve", ...options, "--data-dir", DATA_DIR], port);
+        })(),
+        what: `plain, as the checkout in ${BEFORE} serves it`,
+      }]),
     ];
     const variants = all.filter((v) => wanted(v.label));
     // Servers no wanted variant uses are stopped at once.

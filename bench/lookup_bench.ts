@@ -35,6 +35,7 @@
 import { Buffer } from "node:buffer";
 import { Reader } from "mmdb-lib";
 import { createEnrichment } from "../src/enrich/warm.ts";
+import { dataVersion } from "../src/sources/data_version.ts";
 import { createLookup, type Lookup } from "../src/lookup/lookup.ts";
 import { openMmdb } from "../src/mmdb/reader.ts";
 import type { DataSet } from "../src/sources/data_set.ts";
@@ -91,6 +92,7 @@ function freshLookup(): Lookup {
     anonymousIp: null,
     risk: NO_FEEDS,
     manifest,
+    version: dataVersion(manifest),
     installed: [],
     absent: [],
   };

@@ -122,8 +122,32 @@ export const RISK_LAYOUT = {
   },
 } as const satisfies LayoutGroup;
 
+/**
+ * The opt-in `network`: the network each source that answered matched, returned
+ * only when `get` names it, so the spec's default answer is unchanged.
+ */
+export const NETWORK_LAYOUT = {
+  leaf: "array",
+  nullable: false,
+  description:
+    "Each source that answered for the address, with the network it matched: the databases (city, asn, isp, connection-type, domain), the operator's geofeed (location), then the security lists as `risk.matches` gives them",
+  items: {
+    source: { leaf: "string", nullable: false, description: "Its name in the sources file" },
+    kind: { leaf: "string", nullable: false },
+    network: {
+      ...text,
+      description:
+        "A database's matched network (CIDR); a list's entry as written (CIDR, address, range or AS)",
+    },
+  },
+} as const satisfies LayoutLeaf;
+
 /** Every group `get` can name: the result's, then the opt-in ones. */
-export const SELECTABLE_LAYOUT = { ...RESULT_LAYOUT, risk: RISK_LAYOUT } as const;
+export const SELECTABLE_LAYOUT = {
+  ...RESULT_LAYOUT,
+  risk: RISK_LAYOUT,
+  network: NETWORK_LAYOUT,
+} as const;
 
 /** The TypeScript type of a layout node. */
 type ValueOf<N> = N extends LayoutLeaf ? LeafValue<N> | (N["nullable"] extends true ? null : never)
@@ -141,8 +165,11 @@ type Layout = typeof RESULT_LAYOUT;
 export type Risk = ValueOf<typeof RISK_LAYOUT>;
 export type RiskMatch = Risk["matches"][number];
 
-/** The `data` object of one lookup. Every key is always present; `risk` only when asked for. */
-export type LookupResult = ValueOf<Layout> & { risk?: Risk };
+/** One source's matched network (the opt-in `network`). */
+export type MatchedNetwork = ValueOf<typeof NETWORK_LAYOUT>[number];
+
+/** The `data` object of one lookup. Every key is always present; `risk` and `network` only when asked for. */
+export type LookupResult = ValueOf<Layout> & { risk?: Risk; network?: MatchedNetwork[] };
 export type GeoLocation = LookupResult["geoLocation"];
 export type TimeZoneInfo = LookupResult["timezone"];
 export type Flag = LookupResult["flag"];

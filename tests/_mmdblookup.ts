@@ -64,9 +64,9 @@ export function mmdblookupAvailable(): boolean {
   return available;
 }
 
-/** The message a test prints when it skips for want of `mmdblookup`. */
-export const MMDBLOOKUP_SKIP_MESSAGE =
-  "SKIPPED: mmdblookup (libmaxminddb, Debian package mmdb-bin) is not installed";
+/** Why a test that needs `mmdblookup` is ignored (in its name) when it is missing. */
+export const MMDBLOOKUP_MISSING =
+  "mmdblookup (libmaxminddb, Debian package mmdb-bin) is not installed";
 
 // mmdblookup's exit statuses (libmaxminddb bin/mmdblookup.c).
 const EXIT_NOT_FOUND = 6;

@@ -70,7 +70,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["ops"], // what observes the HTTP app: instrument, metrics per route, access log, readiness
   ["http"], // the Hono app: the route table, its middleware and the routes
   ["compat", "bulk", "policy"], // the compatible shapes; streamed bulk; the forward-auth policy
-  ["lookup"], // one address's answer from the data set
+  ["lookup", "asn"], // one address's answer from the data set; an AS's networks (the ASN view)
   ["update", "enrich"], // the data builder; country, currency, time zone facts
   ["sources"], // the data directory: manifest, sources file, verified data set
   ["risk", "access"], // security flags from the lists; API keys and rate limits

@@ -5,7 +5,11 @@
  *
  * The window is the sliding-window counter: usage at time t is
  * `previous × (1 − elapsed/window) + current`, over fixed windows aligned to
- * the epoch. A KV write per request would cap the service near 10k requests/s,
+ * the epoch, with the rule of a true sliding window on top: a unit counts for
+ * at most one window after it was spent. The time of the newest unit is kept
+ * (to a tenth of a second, rounded down), so once a window has passed since
+ * it, nothing counts; `Retry-After` and `RateLimit-Reset` therefore never
+ * exceed the window. A KV write per request would cap the service near 10k requests/s,
  * so a server admits up to an *allowance* from its own counts between syncs: a
  * tenth of what remained of the budget at its last sync (at least one unit).
  * Needing more, a request waits for a sync (at most SYNC_WAIT_MS). With N
@@ -396,7 +400,10 @@ function usageOf(r: RateRegion, slot: number, now: number) {
   const window = r.get(slot, F.WINDOW);
   const seconds = now / 1000;
   const index = Math.floor(seconds / window);
-  const previous = countIn(r, slot, index - 1);
+  const spent = lastSpent(r, slot);
+  // Every unit of the previous window was spent by `spent`: a window on, none counts.
+  const expired = spent !== null && spent < index * window * 1000 && now >= spent + window * 1000;
+  const previous = expired ? 0 : countIn(r, slot, index - 1);
   const current = countIn(r, slot, index);
   const elapsed = seconds - index * window;
   return {
@@ -404,8 +411,27 @@ function usageOf(r: RateRegion, slot: number, now: number) {
     current,
     elapsed,
     window,
+    /** Seconds from now until every unit counted now has been spent a window ago (null: unknown). */
+    allFree: spent === null ? null : Math.max(0, (spent + window * 1000 - now) / 1000),
     used: slidingUsage(previous, current, elapsed, window),
   };
+}
+
+/** When the newest unit counted for a slot was spent (ms since the epoch), or null if unknown. */
+function lastSpent(r: RateRegion, slot: number): number | null {
+  const stored = r.get(slot, F.LAST_SPENT);
+  return stored === 0 ? null : r.epoch + (stored - 1) * 100;
+}
+
+/**
+ * Records that units were spent at `atMs` (rounded down to a tenth of a second:
+ * a unit may free a tenth early, never late). Times the field cannot hold (a
+ * clock before the table's epoch) leave it as it was: the counter alone decides.
+ */
+function markSpent(r: RateRegion, slot: number, atMs: number): void {
+  const stored = Math.floor((atMs - r.epoch) / 100) + 1;
+  if (stored < 1 || stored > 2 ** 31 - 1) return;
+  if (stored > r.get(slot, F.LAST_SPENT)) r.set(slot, F.LAST_SPENT, stored);
 }
 
 /** Usage in the sliding window: the previous fixed window weighted by the share of it still inside. */
@@ -425,20 +451,26 @@ function decide(
   cost: number,
   now: number,
 ): RateDecision {
-  const { previous, current, elapsed, window, used } = usageOf(r, slot, now);
+  const { previous, current, elapsed, window, used, allFree } = usageOf(r, slot, now);
   const allowed = used + cost <= limit;
   const usedAfter = allowed ? used + cost : used;
   const currentAfter = allowed ? current + cost : current;
+  // Once a unit is admitted now, every counted unit is free one window from now.
+  const freeAfter = allowed ? window : allFree;
+  /** The counter's answer, but never after every counted unit is a window old. */
+  const until = (wait: number, free: number | null) =>
+    free === null || wait === Infinity ? wait : Math.min(wait, free);
   return {
     kind: allowed ? "allowed" : "refused",
     limit,
     remaining: Math.max(0, Math.floor(limit - usedAfter + 1e-9)),
     resetSeconds: usedAfter < 1 ? 0 : Math.ceil(
-      waitSeconds(previous, currentAfter, elapsed, window, usedAfter - 1 + 1e-9),
+      until(waitSeconds(previous, currentAfter, elapsed, window, usedAfter - 1 + 1e-9), freeAfter),
     ),
-    retryAfterSeconds: allowed
-      ? 0
-      : Math.max(1, Math.ceil(waitSeconds(previous, current, elapsed, window, limit - cost))),
+    retryAfterSeconds: allowed ? 0 : Math.max(
+      1,
+      Math.ceil(until(waitSeconds(previous, current, elapsed, window, limit - cost), allFree)),
+    ),
   };
 }
 
@@ -454,6 +486,7 @@ function admit(r: RateRegion, slot: number, now: number, cost: number): void {
   }
   r.set(slot, F.PENDING + p, Math.min(2 ** 31 - 1, r.get(slot, F.PENDING + p) + cost));
   r.set(slot, F.SINCE_SYNC, r.get(slot, F.SINCE_SYNC) + cost);
+  markSpent(r, slot, now);
 }
 
 /**
@@ -541,6 +574,11 @@ async function apply(
         const p = index & 1;
         const held = r.get(slot, F.INDEX + p);
         const total = Math.min(2 ** 31 - 1, totals[i]!);
+        // Another server spent units in that window, at the latest by now or the window's end.
+        const known = held === (index | 0) ? r.get(slot, F.SHARED + p) : 0;
+        if (total > known + add) {
+          markSpent(r, slot, Math.min(now, (index + 1) * window * 1000 - 1));
+        }
         if (held === (index | 0)) {
           r.set(slot, F.PENDING + p, r.get(slot, F.PENDING + p) - add);
           r.set(slot, F.SHARED + p, total);

@@ -15,8 +15,8 @@
  * one). Memory is therefore fixed: SLOT_BYTES per slot, allocated once.
  */
 
-/** Int32 words per slot (64 bytes); the header of a region takes one slot's room. */
-const SLOT_WORDS = 16;
+/** Int32 words per slot (72 bytes); the header of a region takes one slot's room. */
+const SLOT_WORDS = 18;
 export const SLOT_BYTES = SLOT_WORDS * 4;
 /** How many slots a caller may sit in, from its hash on. */
 const PROBE = 8;
@@ -37,6 +37,12 @@ const ALLOWANCE = 13;
 /** Times in tenths of a second since the table's epoch (room for 6 years in an Int32). */
 const LAST_USED = 14;
 const SYNCED_AT = 15;
+/**
+ * When the newest counted unit was spent (tenths since the epoch, plus one; 0: none), so
+ * that no unit counts for longer than one window after it was spent. Word 17 is spare
+ * (a slot keeps an even number of words: the region headers are read as Float64).
+ */
+const LAST_SPENT = 16;
 
 export const OCCUPIED = 1;
 /** Its counts were read from the KV at least once. */
@@ -59,7 +65,7 @@ const F64_EPOCH = 6; // words 12-13
 
 export type RegionName = "key" | "anonymous";
 
-/** Slots per region unless told otherwise: 8 K keys (0.5 MB), 128 K anonymous callers (8 MB). */
+/** Slots per region unless told otherwise: 8 K keys (0.6 MB), 128 K anonymous callers (9 MB). */
 export const DEFAULT_CAPACITY: Readonly<Record<RegionName, number>> = {
   key: 8192,
   anonymous: 131_072,
@@ -281,6 +287,7 @@ export const FIELDS = {
   ALLOWANCE,
   LAST_USED,
   SYNCED_AT,
+  LAST_SPENT,
   HASH_LO,
   HASH_HI,
   WINDOW,

@@ -5,7 +5,14 @@
  * Exit status: 0 done, 1 the command failed, 2 a usage or configuration error.
  */
 
-import { ConfigError, type FlagTable, OPTIONS, UsageError, VERSION } from "../config.ts";
+import {
+  type Config,
+  ConfigError,
+  type FlagTable,
+  OPTIONS,
+  UsageError,
+  VERSION,
+} from "../config.ts";
 import { commandConfig, type CommandLine, COMMON_FLAGS, parseFlags } from "./flags.ts";
 
 /** A command (`serve`) or a group of subcommands (`keys` → `create`, `list`, ...). */
@@ -20,6 +27,12 @@ export interface Command<F extends FlagTable = FlagTable> {
   positionals?: { min: number; max: number };
   /** Extra help text after the flags. */
   details?: string;
+  /**
+   * The server settings this command reads: its help lists these and points
+   * to `serve --help` for the rest (every setting is accepted by every
+   * command). Absent: the help lists every setting.
+   */
+  settings?: readonly (keyof Config)[];
   /** Runs the command; returns the exit status. Absent on a group. */
   run?: (line: CommandLine<F>) => Promise<number>;
   /** Subcommands of a group, by name. */
@@ -136,11 +149,24 @@ function helpFor(command: Command, path: string): string {
     return `  ${flag.padEnd(30)} ${spec.description}`;
   });
   if (ownLines.length) lines.push("", "Options:", ...ownLines);
-  if (!command.subcommands || path.indexOf(" ") === -1) {
+  const setting = (o: typeof OPTIONS[number]) =>
+    `  --${o.flag.padEnd(18)} ${o.env.padEnd(26)} ${o.description}`;
+  if (command.settings) {
+    const read = new Set<string>(command.settings);
+    lines.push(
+      "",
+      "Settings it reads (flag, environment variable, meaning; flags win):",
+      ...OPTIONS.filter((o) => read.has(o.key)).map(setting),
+      "",
+      `The server's other settings are accepted too: "${
+        path.split(" ")[0]
+      } serve --help" lists every one.`,
+    );
+  } else if (!command.subcommands || path.indexOf(" ") === -1) {
     lines.push(
       "",
       "Configuration (flag, environment variable, meaning; flags win):",
-      ...OPTIONS.map((o) => `  --${o.flag.padEnd(18)} ${o.env.padEnd(26)} ${o.description}`),
+      ...OPTIONS.map(setting),
     );
   }
   if (command.details) lines.push("", command.details);

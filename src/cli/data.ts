@@ -2,6 +2,7 @@
 
 import { type Config, ConfigError, isEmbeddedData, UsageError } from "../config.ts";
 import { defineCommand } from "./command.ts";
+import { checkDataDirWritable } from "../server/data_dir.ts";
 import { readSourcesFile } from "../sources/sources_file.ts";
 import { buildDefaultData } from "../update/build.ts";
 import { pinnedNpmSources } from "../update/default_sources.ts";
@@ -16,7 +17,15 @@ export const dataCommand = defineCommand({
     force: { type: "boolean", description: "Rebuild the default data even when it is up to date" },
   },
   details:
-    "data update downloads, verifies and installs every source of IPINTEL_SOURCES (--sources).",
+    "data update downloads (or reads, for file:// URLs and paths), verifies and installs every source of IPINTEL_SOURCES (--sources).",
+  settings: [
+    "dataDir",
+    "sourcesFile",
+    "registry",
+    "updateTimeout",
+    "maxmindAccountId",
+    "maxmindLicenseKey",
+  ],
   run: ({ config, flags, positionals }) => {
     if (positionals[0] === undefined) return runData(config, { force: flags.force ?? false });
     if (positionals[0] !== "update") {
@@ -31,8 +40,8 @@ export const dataCommand = defineCommand({
 
 /**
  * Builds missing or outdated default data; progress and a summary go to stderr.
- * `inServer`: the server's own run (a stop request aborts it; another writer
- * holding the data directory makes it fail at once rather than wait).
+ * `inServer`: the server's own run (a stop request aborts it). Another writer
+ * holds the lock only while it installs, so every run waits for it.
  */
 export async function runData(
   config: Config,
@@ -40,6 +49,7 @@ export async function runData(
   inServer?: AbortSignal,
 ): Promise<number> {
   refuseEmbeddedData(config);
+  await checkDataDirWritable(config.dataDir);
   const { force } = options;
   const started = performance.now();
   const { sources } = await readSourcesFile(config.sourcesFile);
@@ -52,7 +62,7 @@ export async function runData(
     force,
     progress: (message) => console.error(`data: ${message}`),
     signal: stop.signal,
-    waitForLock: options.waitForLock ?? !inServer,
+    waitForLock: options.waitForLock ?? true,
   });
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   const built = report.built.length ? `built ${report.built.join(", ")}` : "nothing to build";
@@ -67,6 +77,7 @@ export async function runData(
  */
 export async function runDataUpdate(config: Config, inServer?: AbortSignal): Promise<number> {
   refuseEmbeddedData(config);
+  await checkDataDirWritable(config.dataDir);
   const { sources } = await readSourcesFile(config.sourcesFile);
   using stop = stopSignal(inServer);
   const started = performance.now();
@@ -80,7 +91,8 @@ export async function runDataUpdate(config: Config, inServer?: AbortSignal): Pro
         ? { accountId: config.maxmindAccountId, licenseKey: config.maxmindLicenseKey }
         : null,
       signal: stop.signal,
-      waitForLock: !inServer,
+      // The lock is held only while installing (seconds at most): worth waiting for.
+      waitForLock: true,
       progress: (line) => console.error(`update: ${line}`),
     });
     const count = (status: string) => outcomes.filter((o) => o.status === status).length;
@@ -89,9 +101,10 @@ export async function runDataUpdate(config: Config, inServer?: AbortSignal): Pro
     console.error(
       `update: ${count("updated")} updated, ${
         count("unchanged")
-      } unchanged, ${failed.length} failed (${seconds} s, in ${config.dataDir})`,
+      } unchanged, ${failed.length} failed (${seconds} s, in ${config.dataDir})${
+        failed.length ? "; each FAILED line above says why (so does /status)" : ""
+      }`,
     );
-    for (const o of failed) console.error(`update: source ${o.name} failed: ${o.detail}`);
     return failed.length ? 1 : 0;
   }
 }

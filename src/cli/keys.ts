@@ -20,11 +20,15 @@ const JSON_FLAG = {
 } as const;
 const ID = { min: 1, max: 1 };
 
+/** What the key commands read: where the KV is (beside the data by default), the default limit. */
+const KEY_SETTINGS = ["kv", "dataDir", "rateLimit", "rateWindow"] as const;
+
 export const keysCommand: Command = {
   summary: "Manage API keys (shown once at creation; stored only as a SHA-256 hash)",
   subcommands: {
     create: defineCommand({
       summary: "Create an API key and print it once",
+      settings: KEY_SETTINGS,
       flags: {
         name: {
           type: "string",
@@ -57,6 +61,7 @@ export const keysCommand: Command = {
     }),
     list: defineCommand({
       summary: "List the keys with their use now and their last use (never the keys themselves)",
+      settings: KEY_SETTINGS,
       flags: JSON_FLAG,
       details:
         "Use is the sliding-window count the servers share in the KV (at most 0.25 s behind).",
@@ -87,6 +92,7 @@ export const keysCommand: Command = {
     }),
     set: defineCommand({
       summary: "Change a key's limit or window (same secret; servers apply it within 2 s)",
+      settings: KEY_SETTINGS,
       usage: "<id>",
       positionals: ID,
       flags: {
@@ -126,6 +132,7 @@ export const keysCommand: Command = {
     }),
     revoke: defineCommand({
       summary: "Revoke a key (every server refuses it within 2 s)",
+      settings: KEY_SETTINGS,
       usage: "<id>",
       positionals: ID,
       run: ({ config, positionals }) =>
@@ -138,6 +145,7 @@ export const keysCommand: Command = {
     }),
     delete: defineCommand({
       summary: "Delete a revoked key for good (its record, hash and last use)",
+      settings: KEY_SETTINGS,
       usage: "<id>",
       positionals: ID,
       run: ({ config, positionals }) =>
@@ -149,6 +157,7 @@ export const keysCommand: Command = {
     }),
     rotate: defineCommand({
       summary: "Give a key a new secret (same id and limits; the old one stops working)",
+      settings: KEY_SETTINGS,
       usage: "<id>",
       positionals: ID,
       flags: JSON_FLAG,

@@ -1,5 +1,6 @@
 /** The command line: `serve`, `data`, `lookup`, `keys`; `ipintel --help` lists them. */
 
+import { asnCommand } from "./asn.ts";
 import { type Command, runCommand } from "./command.ts";
 import { dataCommand } from "./data.ts";
 import { keysCommand } from "./keys.ts";
@@ -14,6 +15,7 @@ export const ROOT: Command = {
     serve: serveCommand,
     data: dataCommand,
     lookup: lookupCommand,
+    asn: asnCommand,
     keys: keysCommand,
     policy: policyCommand,
   },

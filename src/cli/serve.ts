@@ -7,7 +7,8 @@ import { type Metrics, sharedCountsBuffer } from "../ops/metrics.ts";
 import type { DataSet } from "../sources/data_set.ts";
 import { readManifest } from "../sources/manifest.ts";
 import { defineCommand } from "./command.ts";
-import { keepData } from "../server/data_keeper.ts";
+import { type DataKeeperStatus, keepData, newKeeperStatus } from "../server/data_keeper.ts";
+import { dataDirWriteProblem } from "../server/data_dir.ts";
 import { guardUncaughtErrors } from "../server/error_guard.ts";
 import { startInstance } from "../server/instance.ts";
 import { type ReloadTarget, startHotReload } from "../server/reload.ts";
@@ -94,7 +95,9 @@ async function serve(config: Config, counted: { metrics: Metrics | null }): Prom
   const shared = createSharedParts("background");
   // Rules no installed list can answer are said once, with the first data set.
   let policyChecked = false;
-  const data = serveData(config, stop, {
+  // The background updates' state (a read-only data directory, the next run), for /status.
+  const keeperStatus = newKeeperStatus();
+  const data = serveData(config, stop, keeperStatus, {
     load: async () =>
       pool ? await openSharedData(config) : { data: await openServedData(config), handoff: null },
     // All isolates switch, or none: the workers open the set first (without reading a file).
@@ -165,6 +168,7 @@ interface DataService {
 function serveData(
   config: Config,
   stop: StopRequest,
+  keeperStatus: DataKeeperStatus,
   target: ReloadTarget<Loaded>,
 ): DataService {
   // Aborted on the first stop request: a first-run download or a scheduled update stops with it.
@@ -181,21 +185,34 @@ function serveData(
     await target.install(loaded);
     console.error(`ipintel: data loaded from ${config.dataDir}`);
     const absent = loaded.data.absent;
+    if (!isEmbeddedData(config.dataDir)) {
+      keeperStatus.readOnly = await dataDirWriteProblem(config.dataDir);
+    }
     if (absent.length) {
       console.error(
-        `ipintel: not installed (their flags answer null): ${
+        `ipintel: not installed yet (their flags answer null): ${
           absent.map((s) => s.name).join(", ")
-        }; run "deno task ipintel data update" (details at /status)`,
+        }; ${absentHint(config, keeperStatus.readOnly)} (details at /status)`,
+      );
+    } else if (keeperStatus.readOnly) {
+      console.error(
+        `ipintel: ${keeperStatus.readOnly}: no update can install data until it is not`,
       );
     }
     if (stop.stopping) return;
     background.watch = startHotReload(config, target);
     if (isEmbeddedData(config.dataDir)) return; // read-only: nothing to complete or update
-    background.schedule = keepData(config, loaded.data, {
-      buildMissing: async (signal) =>
-        await (await builder()).runData(config, { force: false }, signal),
-      updateAll: async (signal) => await (await builder()).runDataUpdate(config, signal),
-    }, stopping.signal);
+    background.schedule = keepData(
+      config,
+      loaded.data,
+      {
+        buildMissing: async (signal) =>
+          await (await builder()).runData(config, { force: false }, signal),
+        updateAll: async (signal) => await (await builder()).runDataUpdate(config, signal),
+      },
+      stopping.signal,
+      { status: keeperStatus },
+    );
   })().catch((error) => {
     loadError = error;
     stop.request("data failed to load");
@@ -207,6 +224,18 @@ function serveData(
     },
     error: () => loadError,
   };
+}
+
+/** What the start-up line says of sources not installed: who fetches them, and when. */
+function absentHint(config: Config, readOnly: string | null): string {
+  if (isEmbeddedData(config.dataDir)) {
+    return "the embedded data is read-only: serve a data directory (IPINTEL_DATA_DIR) to add them";
+  }
+  if (readOnly) return `${readOnly}: no update can install them until it is not`;
+  if (config.updateInterval > 0) {
+    return "fetching them now in the background (IPINTEL_UPDATE_INTERVAL=off turns this off)";
+  }
+  return 'updates are off (IPINTEL_UPDATE_INTERVAL=off): install them with "deno task ipintel data update"';
 }
 
 /** The end of a stop: background work ended, signals released, the load error rethrown. */

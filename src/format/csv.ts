@@ -1,7 +1,8 @@
 /**
- * CSV serialisation (decisions.md, "format"), written by hand. It was csv-stringify,
- * about two fifths of the JS time of a CSV answer; that one is kept in
- * tests/format/_csv_reference.ts, which this must match byte for byte.
+ * CSV serialisation (decisions.md, "format"), written by hand (csv-stringify was
+ * about two fifths of the JS time of a CSV answer). Held byte for byte against
+ * tests/format/_csv_reference.ts, which builds its columns independently (the
+ * spec's dot rule over the JSON) and quotes with csv-stringify.
  *
  * - RFC 4180: comma-separated, CRLF after every record (the last one included),
  *   fields quoted with `"` when they hold a comma, a quote, CR or LF, quotes doubled.
@@ -93,7 +94,8 @@ export function isPlainObject(value: Json): value is { [key: string]: Json } {
  * (neutralised, not yet quoted), and both as written (fields joined with commas).
  */
 interface Flat {
-  readonly prefix: string;
+  /** Null at the top level (a top-level key is its own column; `""` is a key too). */
+  readonly prefix: string | null;
   readonly columns: readonly string[];
   readonly cells: readonly string[];
   /** `columns` written as header fields (made only for a part that is remembered). */
@@ -112,7 +114,7 @@ interface Flat {
 const flatOfShared = new WeakMap<object, Flat>();
 
 /** Flattens one (possibly nested) object, column names joined with dots. */
-function flatten(value: { [key: string]: Json }, prefix: string): Flat {
+function flatten(value: { [key: string]: Json }, prefix: string | null): Flat {
   const shared = isSharedPart(value);
   if (shared) {
     const known = flatOfShared.get(value);
@@ -124,7 +126,7 @@ function flatten(value: { [key: string]: Json }, prefix: string): Flat {
   for (const key in value) {
     const child = value[key]!;
     if (key === "" || key.includes(".")) dotted = true;
-    const column = prefix === "" ? key : `${prefix}.${key}`;
+    const column = prefix === null ? key : `${prefix}.${key}`;
     if (isPlainObject(child)) {
       const inner = flatten(child, column);
       dotted ||= inner.dotted;
@@ -211,7 +213,7 @@ function renderRows(list: readonly Json[]): string {
   for (const row of list) {
     const cells = new Map<string, string>();
     if (isPlainObject(row)) {
-      const flat = flatten(row, "");
+      const flat = flatten(row, null);
       flat.columns.forEach((column, i) => cells.set(column, flat.cells[i]!));
     } else {
       cells.set(VALUE_COLUMN, cellText("", row));
@@ -247,7 +249,7 @@ function csvRecord(columns: readonly string[], cells: ReadonlyMap<string, string
 
 /** The flattened column names of one object row, in its key order. */
 export function csvColumns(row: { [key: string]: Json }): string[] {
-  return [...flatten(row, "").columns];
+  return [...flatten(row, null).columns];
 }
 
 /**
@@ -256,7 +258,7 @@ export function csvColumns(row: { [key: string]: Json }): string[] {
  * bulk table with these columns holds.
  */
 export function csvRow(row: { [key: string]: Json }, columns: readonly string[]): string {
-  const flat = flatten(row, "");
+  const flat = flatten(row, null);
   const cells = new Map<string, string>();
   flat.columns.forEach((column, i) => cells.set(column, flat.cells[i]!));
   return csvRecord(columns, cells);

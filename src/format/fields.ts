@@ -53,19 +53,43 @@ function walk(group: LayoutGroup, parents: readonly string[], out: FieldInfo[]):
   }
 }
 
-function buildFields(): readonly FieldInfo[] {
-  const out: FieldInfo[] = [];
-  walk(SELECTABLE_LAYOUT, [], out);
-  return out;
+/** The names of one layout: what `get` accepts for an answer of that shape. */
+export interface FieldCatalogue {
+  /** Every node, in pre-order: the output order. The first is always included. */
+  readonly fields: readonly FieldInfo[];
+  readonly byPath: ReadonlyMap<string, FieldInfo>;
+  /** The names an unknown-name error lists: top-level names, each group followed by its bare names. */
+  readonly listed: readonly string[];
+  /** Resolves one requested name, case-insensitively; `undefined` when unknown. */
+  resolve(name: string): FieldRef | undefined;
 }
 
+/**
+ * The catalogue of a layout (the lookup result's, or another answer's such as
+ * the ASN view's). Throws when a bare name would be ambiguous.
+ */
+export function createFieldCatalogue(layout: LayoutGroup): FieldCatalogue {
+  const fields: FieldInfo[] = [];
+  walk(layout, [], fields);
+  const lookup = buildLookup(fields);
+  return {
+    fields,
+    byPath: new Map(fields.map((f) => [f.path, f])),
+    listed: fields.filter((f) => f.segments.length <= 2).map((f) =>
+      f.segments[f.segments.length - 1]!
+    ),
+    resolve: (name) => lookup.get(name.toLowerCase()),
+  };
+}
+
+/** The lookup result's catalogue (`SELECTABLE_LAYOUT`). */
+export const RESULT_FIELDS: FieldCatalogue = createFieldCatalogue(SELECTABLE_LAYOUT);
+
 /** Every node of the layout, in pre-order (`ip`, `geoLocation`, `geoLocation.continent`, …). */
-export const FIELDS: readonly FieldInfo[] = buildFields();
+export const FIELDS: readonly FieldInfo[] = RESULT_FIELDS.fields;
 
 /** Field by canonical dotted path. */
-export const FIELD_BY_PATH: ReadonlyMap<string, FieldInfo> = new Map(
-  FIELDS.map((f) => [f.path, f]),
-);
+export const FIELD_BY_PATH: ReadonlyMap<string, FieldInfo> = RESULT_FIELDS.byPath;
 
 /** The group names, in layout order. */
 export const GROUP_NAMES: readonly string[] = FIELDS
@@ -81,11 +105,9 @@ export const BARE_NAMES: readonly string[] = FIELDS
  * The names listed to a client that asked for an unknown one: `ip`, then each group
  * followed by its bare names, in layout order. Dotted paths are valid too but not listed.
  */
-export const LISTED_NAMES: readonly string[] = FIELDS
-  .filter((f) => f.segments.length <= 2)
-  .map((f) => f.segments[f.segments.length - 1]!);
+export const LISTED_NAMES: readonly string[] = RESULT_FIELDS.listed;
 
-function buildLookup(): ReadonlyMap<string, FieldRef> {
+function buildLookup(fields: readonly FieldInfo[]): ReadonlyMap<string, FieldRef> {
   const map = new Map<string, FieldRef>();
   const add = (name: string, ref: FieldRef): void => {
     const key = name.toLowerCase();
@@ -99,14 +121,12 @@ function buildLookup(): ReadonlyMap<string, FieldRef> {
     }
     map.set(key, ref);
   };
-  for (const field of FIELDS) {
+  for (const field of fields) {
     add(field.path, { kind: "path", field });
     if (field.segments.length === 2) add(field.segments[1]!, { kind: "bare", field });
   }
   return map;
 }
-
-const LOOKUP = buildLookup();
 
 /**
  * Resolves one requested name, case-insensitively; `undefined` when unknown.
@@ -114,5 +134,5 @@ const LOOKUP = buildLookup();
  * @example resolveFieldName("CITY") // { kind: "bare", field: <geoLocation.city> }
  */
 export function resolveFieldName(name: string): FieldRef | undefined {
-  return LOOKUP.get(name.toLowerCase());
+  return RESULT_FIELDS.resolve(name);
 }

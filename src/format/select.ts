@@ -5,7 +5,7 @@
 
 import { BadRequestError, quoteInput } from "../errors.ts";
 import type { FailedItem, Json, LookupResult } from "../types.ts";
-import { FIELD_BY_PATH, type FieldInfo, LISTED_NAMES, resolveFieldName } from "./fields.ts";
+import { type FieldCatalogue, type FieldInfo, RESULT_FIELDS } from "./fields.ts";
 
 /** One output key: the value found at `from` (relative path), or an object built by `children`. */
 interface Step {
@@ -22,6 +22,8 @@ export interface FieldSelection {
   readonly steps: readonly Step[];
   /** Whether it names the opt-in `risk` group or a field of it: the lookup computes it only then. */
   readonly risk: boolean;
+  /** Likewise for the opt-in `network` group (the matched network of each source). */
+  readonly network: boolean;
 }
 
 /** Most unknown names quoted back in an error message. */
@@ -29,10 +31,32 @@ const MAX_UNKNOWN = 5;
 /** Bound of the parsed-selection cache (cleared when full). */
 const CACHE_LIMIT = 512;
 
-const cache = new Map<string, FieldSelection>();
+/**
+ * The `get` parser of one answer's layout (see createFieldCatalogue); `examples`
+ * are dotted paths the unknown-name message shows.
+ */
+export function createFieldSelector(
+  catalogue: FieldCatalogue,
+  examples: string,
+): (get: string | undefined | null) => FieldSelection | null {
+  const cache = new Map<string, FieldSelection>();
+  const validNames = `${catalogue.listed.join(", ")}, or a dotted path such as ${examples}`;
+  return (get) => {
+    if (get === undefined || get === null) return null;
+    const cached = cache.get(get);
+    if (cached !== undefined) return cached;
+    const selection = compile(get, catalogue, validNames);
+    if (selection === null) return null;
+    if (cache.size >= CACHE_LIMIT) cache.clear();
+    cache.set(get, selection);
+    return selection;
+  };
+}
 
-const VALID_NAMES_TEXT = `${LISTED_NAMES.join(", ")}, ` +
-  "or a dotted path such as currency.code or userAgent.browser.name";
+const parseResultSelection = createFieldSelector(
+  RESULT_FIELDS,
+  "currency.code or userAgent.browser.name",
+);
 
 /**
  * Parses a `get` value: comma-separated names, case-insensitive, spaces around
@@ -43,22 +67,15 @@ const VALID_NAMES_TEXT = `${LISTED_NAMES.join(", ")}, ` +
  * @example parseFieldSelection("city, currency.code")?.names // ["geoLocation.city", "currency.code"]
  */
 export function parseFieldSelection(get: string | undefined | null): FieldSelection | null {
-  if (get === undefined || get === null) return null;
-  const cached = cache.get(get);
-  if (cached !== undefined) return cached;
-  const selection = compile(get);
-  if (selection === null) return null;
-  if (cache.size >= CACHE_LIMIT) cache.clear();
-  cache.set(get, selection);
-  return selection;
+  return parseResultSelection(get);
 }
 
-function unknownNamesError(unknown: readonly string[]): BadRequestError {
+function unknownNamesError(unknown: readonly string[], validNames: string): BadRequestError {
   const shown = unknown.slice(0, MAX_UNKNOWN).map((name) => quoteInput(name)).join(", ");
   const more = unknown.length > MAX_UNKNOWN ? ` (and ${unknown.length - MAX_UNKNOWN} more)` : "";
   const noun = unknown.length === 1 ? "field" : "fields";
   return new BadRequestError(
-    `Unknown ${noun} ${shown}${more} in get: valid names are ${VALID_NAMES_TEXT}`,
+    `Unknown ${noun} ${shown}${more} in get: valid names are ${validNames}`,
   );
 }
 
@@ -69,7 +86,11 @@ interface PathNode {
   readonly children: Map<string, PathNode>;
 }
 
-function compile(get: string): FieldSelection | null {
+function compile(
+  get: string,
+  catalogue: FieldCatalogue,
+  validNames: string,
+): FieldSelection | null {
   const unknown: string[] = [];
   const bare = new Map<string, FieldInfo>();
   const roots = new Map<string, PathNode>();
@@ -78,7 +99,7 @@ function compile(get: string): FieldSelection | null {
   for (const raw of get.split(",")) {
     const name = raw.trim();
     if (name === "") continue;
-    const ref = resolveFieldName(name);
+    const ref = catalogue.resolve(name);
     if (ref === undefined) {
       if (!unknown.includes(name)) unknown.push(name);
       continue;
@@ -88,11 +109,11 @@ function compile(get: string): FieldSelection | null {
       bare.set(field.path, field);
       names.set(`bare:${field.path}`, { name: field.segments[1]!, order: field.order });
     } else {
-      addPath(roots, field);
+      addPath(roots, field, catalogue);
       names.set(`path:${field.path}`, { name: field.path, order: field.order });
     }
   }
-  if (unknown.length > 0) throw unknownNamesError(unknown);
+  if (unknown.length > 0) throw unknownNamesError(unknown, validNames);
   if (names.size === 0) return null;
 
   const entries: { order: number; step: Step }[] = [];
@@ -102,30 +123,32 @@ function compile(get: string): FieldSelection | null {
       step: { key: field.segments[1]!, from: field.segments, children: null },
     });
   }
+  // The layout's first key (`ip`) is always included, first.
+  const first = catalogue.fields[0]!.path;
   for (const node of roots.values()) {
-    if (node.field.path === "ip") continue;
+    if (node.field.path === first) continue;
     entries.push({ order: node.field.order, step: toStep(node) });
   }
   // Stable sort: a group's own entry (nested or whole) precedes its flat leaves.
   entries.sort((a, b) => a.order - b.order);
-  const ip: Step = { key: "ip", from: ["ip"], children: null };
+  const always: Step = { key: first, from: [first], children: null };
+  const named = [...bare.values(), ...[...roots.values()].map((n) => n.field)];
   return {
     names: [...names.values()].sort((a, b) => a.order - b.order).map((n) => n.name),
-    steps: [ip, ...entries.map((e) => e.step)],
-    risk: [...bare.values(), ...[...roots.values()].map((n) => n.field)].some((f) =>
-      f.segments[0] === "risk"
-    ),
+    steps: [always, ...entries.map((e) => e.step)],
+    risk: named.some((f) => f.segments[0] === "risk"),
+    network: named.some((f) => f.segments[0] === "network"),
   };
 }
 
-function addPath(roots: Map<string, PathNode>, field: FieldInfo): void {
+function addPath(roots: Map<string, PathNode>, field: FieldInfo, catalogue: FieldCatalogue): void {
   let level = roots;
   let node: PathNode | undefined;
   for (let i = 0; i < field.segments.length; i++) {
     const path = field.segments.slice(0, i + 1).join(".");
     node = level.get(path);
     if (node === undefined) {
-      node = { field: FIELD_BY_PATH.get(path)!, whole: false, children: new Map() };
+      node = { field: catalogue.byPath.get(path)!, whole: false, children: new Map() };
       level.set(path, node);
     }
     level = node.children;

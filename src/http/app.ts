@@ -3,8 +3,9 @@
  * registered on it, the compatible APIs' own routes included; every rule a
  * request must pass is a middleware made by a factory here or in
  * `middleware/`, run in this order: instrumentation (metrics, access log,
- * requests in flight), request id (while logging), CORS, RateLimit headers,
- * HEAD, Host check, then per route the key middleware and the handler.
+ * requests in flight), request id (while logging), the data set pinned
+ * (X-Data-Version), CORS, RateLimit headers, HEAD, Host check, then per route
+ * the key middleware and the handler.
  * Errors go through `onError` and `notFound`, in the format the request asks
  * for.
  */
@@ -17,8 +18,10 @@ import { splitBulkList } from "../bulk/items.ts";
 import { lookupItem } from "../bulk/stream.ts";
 import { COMPAT_ROUTES } from "../compat/routes.ts";
 import type { Config } from "../config.ts";
+import { parseAsnSelection } from "../asn/layout.ts";
+import { createAsnView } from "../asn/view.ts";
 import { AppError, BadRequestError, DataUnavailableError } from "../errors.ts";
-import { renderError, renderLookup } from "../format/mod.ts";
+import { parseFormat, renderError, renderLookup } from "../format/mod.ts";
 import { METRICS_CONTENT_TYPE } from "../format/render.ts";
 import { streamFormat } from "../format/stream.ts";
 import type { DataSet } from "../sources/data_set.ts";
@@ -38,6 +41,7 @@ import { type AppContext, type AppEnv, bodyStream, FORMAT_HEADERS, peerAddress }
 import { type ErrorLog, errorResponse, noRoute, unservedMethod } from "./error_response.ts";
 import { type LookupRequest, readLookupQuery, readLookupRequest } from "./lookup_request.ts";
 import { corsHeaders, preflight } from "./middleware/cors.ts";
+import { pinDataSet } from "./middleware/data_version.ts";
 import { headAnswer } from "./middleware/head.ts";
 import { hostCheck } from "./middleware/host_check.ts";
 import { rateLimitHeaders } from "./middleware/rate_headers.ts";
@@ -70,6 +74,8 @@ export interface AppDeps {
   logError?: (error: unknown, requestId?: string) => void;
   /** Readiness beyond the data being loaded (the KV answering...): null when ready, else why not. */
   ready?: () => Promise<string | null>;
+  /** Why the data directory cannot be written (null: it can), for `/status`; absent: not shown. */
+  dataDirectory?: () => Promise<string | null>;
   /** Serves `GET /metrics` (absent: no such route); with a token, only to `Bearer <token>`. */
   metrics?: { render: () => string; token: string | null };
   /** The forward-auth gate (IPINTEL_POLICY) `GET /auth` judges by; absent: /auth answers 404. */
@@ -96,9 +102,11 @@ export function createApp(deps: AppDeps): App {
   const log = deps.logError ?? ((error: unknown) => console.error(error));
   const logError: ErrorLog = (error, c) => log(error, deps.instrumentation?.requestId?.(c));
   const site = config.web === false ? null : createSite({ bulkMax: config.bulkMax });
-  const current = () => {
-    if (!services.current) throw new DataUnavailableError(LOADING_MESSAGE);
-    return services.current;
+  /** The data set pinned for this request (middleware/data_version.ts); 503 while loading. */
+  const current = (c: AppContext) => {
+    const served = c.get("served");
+    if (!served) throw new DataUnavailableError(LOADING_MESSAGE);
+    return served;
   };
 
   // Routing on the path as sent (requestPath): a forged Host cannot move it.
@@ -108,7 +116,13 @@ export function createApp(deps: AppDeps): App {
     if (deps.instrumentation.requestIds) app.use(deps.instrumentation.requestIds);
   }
   // The answer-shaping rules wrap the Host check, so a refused Host is answered like any error.
-  app.use(corsHeaders(config.corsOrigins), rateLimitHeaders(), headAnswer(), hostCheck());
+  app.use(
+    pinDataSet(services),
+    corsHeaders(config.corsOrigins),
+    rateLimitHeaders(),
+    headAnswer(),
+    hostCheck(),
+  );
   app.onError((error, c) => errorResponse(c, error, logError));
   app.notFound((c) => errorResponse(c, noRoute(c), logError));
 
@@ -119,7 +133,7 @@ export function createApp(deps: AppDeps): App {
     current,
     site,
     streamDeps: (c, caller) => ({
-      lookup: current().lookup,
+      lookup: current(c).lookup,
       charge: (units) => admission.charge(c, caller, units),
       remaining: () => c.get("rate")?.remaining ?? null,
       logError: (error) => logError(error, c),
@@ -169,6 +183,7 @@ const KEYED_ROUTES: ReadonlySet<string> = new Set([
   "/auth",
   "/bulk/{ip_list}",
   "/bulk",
+  "/asn/{n}",
   "/status",
 ]);
 
@@ -176,7 +191,7 @@ interface HandlerDeps {
   deps: AppDeps;
   admission: Admission;
   client: (c: AppContext) => string;
-  current: () => NonNullable<ServiceSlot["current"]>;
+  current: (c: AppContext) => NonNullable<ServiceSlot["current"]>;
   site: ReturnType<typeof createSite> | null;
   streamDeps: (c: AppContext, caller: Caller | null) => BulkStreamDeps;
 }
@@ -186,6 +201,8 @@ function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: Handler<AppEnv> } {
   const { deps, admission, client, current, site } = h;
   const readyBodies = new WeakMap<DataSet, string>();
   const openApiBody = JSON.stringify(OPENAPI_DOCUMENT);
+  // The ASN index of each data set, built on its first /asn question (src/asn/view.ts).
+  const asnView = createAsnView();
 
   /**
    * A lookup: the addresses (null: the caller's own), the parameters (400),
@@ -201,7 +218,7 @@ function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: Handler<AppEnv> } {
     const refusal = await admission.charge(c, c.get("caller"), cost);
     if (refusal) throw refusal;
     // One data set for a whole list, even if a reload swaps it meanwhile.
-    const find = current().lookup;
+    const find = current(c).lookup;
     const data = typeof addresses === "string"
       ? find(addresses, p)
       : addresses.map((ip) => lookupItem(ip, p, find));
@@ -224,7 +241,7 @@ function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: Handler<AppEnv> } {
       const gate = deps.policy;
       if (!gate) throw new AppError("not_found", NO_POLICY_MESSAGE);
       const address = client(c);
-      const served = current(); // 503 while loading, before a unit is charged
+      const served = current(c); // 503 while loading, before a unit is charged
       const refusal = await admission.charge(c, c.get("caller"), 1);
       if (refusal) throw refusal;
       // A Response of its own: Hono's c.body would copy its several headers twice.
@@ -250,6 +267,16 @@ function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: Handler<AppEnv> } {
       const streamDeps = h.streamDeps(c, c.get("caller"));
       return streamBodyAnswer(c, bodyStream(c), input, { ...p, format }, streamDeps);
     },
+    // An AS: parameters (400), one unit charged (429), then the answer (400/404 for the number).
+    "/asn/{n}": async (c) => {
+      const format = parseFormat(c.req.query("format"));
+      const selection = parseAsnSelection(c.req.query("get"));
+      const refusal = await admission.charge(c, c.get("caller"), 1);
+      if (refusal) throw refusal;
+      const n = c.req.param("n") ?? "";
+      const answer = await asnView.answer(n, current(c).data, selection, format);
+      return c.body(answer.body, 200, FORMAT_HEADERS[format]);
+    },
     // The lookup page for a browser, /me for everyone else (as ifconfig.co does).
     "/": async (c) => {
       c.header("vary", "Accept");
@@ -267,7 +294,7 @@ function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: Handler<AppEnv> } {
     // Liveness: the process answers. Readiness: the data is loaded and every check passes.
     "/health": (c) => c.body(HEALTH_BODY, 200, FORMAT_HEADERS.json),
     "/ready": async (c) => {
-      const data = deps.services.current?.data;
+      const data = c.get("served")?.data;
       const reason = data
         ? data.incomplete ?? await deps.ready?.() ?? null
         : "data is not loaded yet";
@@ -281,7 +308,7 @@ function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: Handler<AppEnv> } {
       }
       return c.body(body, 200, NO_STORE_JSON);
     },
-    "/status": statusRoute(deps.services, undefined, deps.policy ?? null),
+    "/status": statusRoute(deps.dataDirectory, undefined, deps.policy ?? null),
     "/metrics": (c) => {
       const metrics = deps.metrics;
       if (!metrics) throw new AppError("not_found", "No metrics: IPINTEL_METRICS is off");

@@ -21,8 +21,8 @@ export interface CompatDeps {
   admission: Admission;
   /** The caller's address, as `/me` resolves it. */
   client: (c: AppContext) => string;
-  /** The served data; throws DataUnavailableError while loading. */
-  served: () => { lookup: Lookup; data: DataSet };
+  /** The data set pinned for the request; throws DataUnavailableError while loading. */
+  served: (c: AppContext) => { lookup: Lookup; data: DataSet };
   bulkMax: number;
   logError: ErrorLog;
 }
@@ -40,7 +40,7 @@ export function compatHandler(route: CompatRoute, deps: CompatDeps): Handler<App
         if (refusal) throw refusal;
         return c.get("rate") ?? null;
       },
-      served: deps.served,
+      served: () => deps.served(c),
       clientAddress: () => deps.client(c),
       bulkMax: deps.bulkMax,
     };

@@ -3,6 +3,7 @@
 import type { Context } from "hono";
 import type { Caller } from "../access/access.ts";
 import type { RateDecision } from "../access/rate_limiter.ts";
+import type { ServiceSlot } from "./service_slot.ts";
 import { CONTENT_TYPES, type OutputFormat } from "../format/render.ts";
 
 /** What both servers pass beside the request: the TCP peer, and node:http's GET body. */
@@ -21,6 +22,8 @@ export interface AppEnv {
     rate: RateDecision | null;
     /** Set by hono/request-id while the access log is on. */
     requestId: string;
+    /** The data set that answers this request, pinned when it arrives (null: still loading). */
+    served: ServiceSlot["current"];
   };
 }
 

@@ -4,6 +4,7 @@
  * app's routes and against real responses.
  */
 
+import { ASN_OPENAPI_SCHEMAS, asnPathItem } from "../asn/openapi.ts";
 import { COMPAT_OPENAPI_PATHS, COMPAT_SECURITY_SCHEMES } from "../compat/openapi.ts";
 import denoJson from "../../deno.json" with { type: "json" };
 import {
@@ -73,6 +74,7 @@ function resultSchemas(): Record<string, Schema> {
 
 const schemas = {
   ...resultSchemas(),
+  ...ASN_OPENAPI_SCHEMAS,
   Risk: {
     description:
       "Opt-in (`get=risk`, `get=security,risk`, or a field such as `matches`): why `security` says what it says.",
@@ -81,8 +83,12 @@ const schemas = {
   Selection: {
     type: "object",
     description:
-      "The result with `get`: `ip`, plus each chosen group (nested), bare name (flat under `data`) or dotted path (kept inside its parents). The opt-in `risk` group comes only this way.",
-    properties: { ip: { type: "string" }, risk: { $ref: "#/components/schemas/Risk" } },
+      "The result with `get`: `ip`, plus each chosen group (nested), bare name (flat under `data`) or dotted path (kept inside its parents). The opt-in `risk` group and `network` come only this way.",
+    properties: {
+      ip: { type: "string" },
+      risk: { $ref: "#/components/schemas/Risk" },
+      network: { $ref: "#/components/schemas/MatchedNetworks" },
+    },
     required: ["ip"],
   },
   FailedItem: {
@@ -167,7 +173,7 @@ const queryParameters = [
     in: "query",
     schema: { type: "string" },
     description:
-      "Comma-separated field names, case-insensitive: groups (geoLocation, currency, …, and the opt-in risk), bare leaf names (country, city; returned flat) or dotted paths (currency.code; kept nested). `ip` is always included.",
+      "Comma-separated field names, case-insensitive: groups (geoLocation, currency, …, and the opt-in risk and network), bare leaf names (country, city; returned flat) or dotted paths (currency.code; kept nested). `ip` is always included.",
   },
   {
     name: "format",
@@ -511,6 +517,8 @@ const OPERATIONS: Readonly<Record<string, Record<string, unknown>>> = {
       responses: { "200": { description: "OpenAPI 3.1 document" }, ...everyRoute },
     },
   },
+  // An autonomous system (src/asn/openapi.ts).
+  "/asn/{n}": asnPathItem({ security, rateLimitHeaders }),
   // The compatible APIs (MaxMind, ipinfo, ip-api): src/compat/openapi.ts.
   ...COMPAT_OPENAPI_PATHS,
 };

@@ -25,6 +25,7 @@ export const ROUTES = [
   { path: "/auth", methods: ["GET"] },
   { path: "/bulk/{ip_list}", methods: ["GET"] },
   { path: "/bulk", methods: ["POST"] },
+  { path: "/asn/{n}", methods: ["GET"] },
   { path: "/", methods: ["GET"] },
   { path: "/assets/{name}", methods: ["GET"] },
   { path: "/health", methods: ["GET"] },

@@ -6,21 +6,26 @@ import { redactUrls } from "../sources/redact_url.ts";
 import type { Json } from "../types.ts";
 import type { Handler } from "hono";
 import { type AppEnv, FORMAT_HEADERS } from "./env.ts";
-import type { ServiceSlot } from "./service_slot.ts";
 import type { PolicyGate } from "../policy/gate.ts";
 
 const DAY_MS = 86_400_000;
 
-/** The route's handler; the uptime counts from this call; `now` is for tests. */
+/**
+ * The route's handler, over the data set pinned for the request; the uptime
+ * counts from this call. `dataDirectoryProblem` says why the data directory
+ * cannot be written (null: it can), where the server keeps one; `policy` is
+ * the forward-auth gate, shown when there is one; `now` is for tests.
+ */
 export function statusRoute(
-  services: ServiceSlot,
+  dataDirectoryProblem?: () => Promise<string | null>,
   now = () => new Date(),
   policy: PolicyGate | null = null,
 ): Handler<AppEnv> {
   const started = now();
-  return (c) => {
-    const data = services.current?.data;
+  return async (c) => {
+    const data = c.get("served")?.data;
     if (!data) throw new DataUnavailableError("Data is not loaded yet: try again shortly");
+    const readOnly = await dataDirectoryProblem?.() ?? null;
     const at = now();
     const ageDays = (date: string | null) =>
       date === null ? null : Math.floor((at.getTime() - Date.parse(date)) / DAY_MS);
@@ -51,6 +56,10 @@ export function statusRoute(
       data: {
         version: denoJson.version,
         uptimeSeconds: Math.floor((at.getTime() - started.getTime()) / 1000),
+        // The id every answer names in X-Data-Version, and when its newest source was installed.
+        dataVersion: { id: data.version.id, installedAt: data.version.installedAt },
+        // Updates cannot install while this is set; the installed data is served as it is.
+        ...(readOnly === null ? {} : { dataDirectoryReadOnly: readOnly }),
         // The forward-auth policy served (IPINTEL_POLICY): its file's version and rules.
         ...(policy ? { policy: policy.status() } : {}),
         sources,

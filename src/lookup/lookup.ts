@@ -12,6 +12,7 @@ import type { Currency, Flag, GeoLocation, LookupResult, UserAgent } from "../ty
 import { createConnectionOf, NO_CONNECTION } from "./connection.ts";
 import { effectiveCountry, toGeoLocation } from "./geo.ts";
 import { createOverride } from "./override.ts";
+import { createMatchedNetworks } from "./matched_networks.ts";
 import { sharedPart } from "../shared_part.ts";
 
 export interface LookupDeps {
@@ -33,8 +34,8 @@ export interface LookupOptions {
    * `zh` → `zh-CN`, `pt` → `pt-BR`); names it lacks fall back to English.
    */
   lang?: string | null;
-  /** The `get` selection: the opt-in `risk` group is computed only when it names it. */
-  selection?: { readonly risk: boolean } | null;
+  /** The `get` selection: the opt-in `risk` and `network` are computed only when it names them. */
+  selection?: { readonly risk: boolean; readonly network?: boolean } | null;
 }
 
 /** What one City record yields, computed once per record and language. */
@@ -102,6 +103,7 @@ export function createLookup(deps: LookupDeps): Lookup {
   // entries live exactly as long as the cached record does.
   const places = new WeakMap<CityRecord, Map<string, PlaceFacts>>();
   const overridden = data.location ? createOverride(languages) : null;
+  const matchedNetworks = createMatchedNetworks(data, risk);
 
   const placeOf = (record: CityRecord, lang: string): PlaceFacts => {
     let byLang = places.get(record);
@@ -150,6 +152,7 @@ export function createLookup(deps: LookupDeps): Lookup {
       security: securityOf(signals),
     };
     if (options.selection?.risk) result.risk = risk.explain(ip, connection.asn_number);
+    if (options.selection?.network) result.network = matchedNetworks(ip, connection.asn_number);
     return result;
   };
 

@@ -33,6 +33,8 @@ export interface MmdbMetadata {
 /** A read-only database. Returned records are shared: callers must not mutate them. */
 export interface MmdbDatabase<T> {
   readonly metadata: MmdbMetadata;
+  /** The whole file, for walks over every network (src/asn/tree_networks.ts); read-only. */
+  readonly bytes: Uint8Array;
   /** mmdb-lib's own walk on address text, exactly as the file says (load checks, tests). */
   get(ip: string): T | null;
   /**
@@ -93,6 +95,7 @@ export function openMmdb<T>(
   const resolve = dataResolver<T>(reader);
   return {
     metadata,
+    bytes,
     get: (ip) => reader.get(ip) as T | null,
     getBytes: (address) => {
       const pointer = walk(address);

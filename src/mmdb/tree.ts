@@ -101,7 +101,10 @@ export function createPrefixLength(
 }
 
 /** Reads record `bit` (0 left, 1 right) of a node; throws for a record size the format lacks. */
-function nodeReader(db: Uint8Array, recordSize: number): (node: number, bit: number) => number {
+export function nodeReader(
+  db: Uint8Array,
+  recordSize: number,
+): (node: number, bit: number) => number {
   if (recordSize !== 24 && recordSize !== 28 && recordSize !== 32) {
     throw new Error(`Unsupported record size ${recordSize}: expected 24, 28 or 32`);
   }

@@ -20,6 +20,8 @@ export interface AccessLogEntry {
   bytes: number;
   /** The client address, already truncated when it must be. */
   client: string;
+  /** The id of the data set that answered (X-Data-Version); null while none is loaded. */
+  dataVersion: string | null;
   /** The forward-auth rule that denied the request (`GET /auth` answering 403). */
   rule?: string | null;
 }
@@ -35,6 +37,7 @@ export function accessLogLine(entry: AccessLogEntry, time: number = Date.now()):
     durationMs: Math.round(entry.durationMs * 1000) / 1000,
     bytes: entry.bytes,
     client: entry.client,
+    dataVersion: entry.dataVersion,
     ...(entry.rule ? { rule: entry.rule } : {}),
   });
 }

@@ -109,6 +109,7 @@ export function instrument(options: InstrumentOptions): Instrumentation {
         durationMs: seconds * 1000,
         bytes,
         client: client(c.env, c.req.raw.headers),
+        dataVersion: c.get("served")?.data.version.id ?? null,
         // A forward-auth denial says which rule denied (src/policy/decide.ts's header).
         rule: status === 403 ? response.headers.get("x-ip-policy-rule") : null,
       }));

@@ -109,6 +109,7 @@ export async function startInstance(config: Config, options: InstanceOptions): P
     writeError: (text) => errors.write(`${text}\n`),
     sharedCounts: options.sharedCounts,
     policy,
+    dataDir: config.dataDir,
   });
   const listener = await listen(config, server, options, tls).catch(abandon);
   // Every isolate watches the files itself and swaps its own listener's pair.

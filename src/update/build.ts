@@ -4,7 +4,7 @@ import { MmdbWriter } from "../mmdb/writer/writer.ts";
 import { VERIFIER_VERSION, verifyMmdb } from "../sources/verify_mmdb.ts";
 import { parseAsnCsv } from "./asn_csv.ts";
 import { checkAborted, DEFAULT_CAPS, gunzipCapped, type SizeCaps, yieldTo } from "./limits.ts";
-import { lockDataDir } from "./lock.ts";
+import { installLocked, tidyDataDir } from "./install.ts";
 import { type DefaultSource, provenance } from "./default_sources.ts";
 import {
   entryName,
@@ -12,9 +12,7 @@ import {
   type Manifest,
   type ManifestEntry,
   readManifest,
-  removeUnnamed,
   sha256Hex,
-  writeManifest,
 } from "../sources/manifest.ts";
 import { fetchPackage, type Progress, publishedAt } from "./npm_package.ts";
 import type { TarEntry } from "./tar.ts";
@@ -32,6 +30,8 @@ export interface BuildOptions {
   signal?: AbortSignal;
   /** Wait for another writer of the data directory (default), or fail naming it. */
   waitForLock?: boolean;
+  /** What this writer is, for another writer's "waiting for" line (default "data"). */
+  purpose?: string;
 }
 
 export interface BuildReport {
@@ -41,78 +41,98 @@ export interface BuildReport {
 
 /**
  * Installs every source whose file is missing, changed, or from another
- * pinned version; a second run with nothing to do only hashes the files.
- * Holds the data directory's write lock throughout.
+ * pinned version; a second run with nothing to do only hashes the files and
+ * never takes the lock. Each source is fetched, built and checked with no
+ * lock, then installed under it (install.ts): the manifest is written after
+ * each, so a build stopped part-way keeps what it finished.
  */
 export async function buildDefaultData(options: BuildOptions): Promise<BuildReport> {
-  using _lock = await lockDataDir(options.dataDir, {
-    purpose: "data",
-    wait: options.waitForLock ?? true,
-    onWait: (holder) => options.progress(`waiting for ${holder} to finish`),
-    signal: options.signal,
-  });
-  return await buildLocked(options);
+  const report: BuildReport = { built: [], upToDate: [] };
+  await tidyDataDir(options.dataDir, options.purpose ?? "data");
+  for (const source of options.sources) {
+    report[await buildSource(source, options)].push(source.file);
+  }
+  return report;
 }
 
 /**
- * The build, for a caller that holds the lock. Each source's file gets a
+ * One source: kept when its installed file is current (its entry takes the
+ * source's name and licence texts), else built. The file gets a
  * content-addressed name and is synced before the manifest (switched by
  * atomic rename) names it; files only the old manifest named go afterwards.
  */
-export async function buildLocked(options: BuildOptions): Promise<BuildReport> {
+async function buildSource(
+  source: DefaultSource,
+  options: BuildOptions,
+): Promise<"built" | "upToDate"> {
   const { dataDir, progress, signal } = options;
   const now = options.now ?? (() => new Date());
-  const previous = await readManifest(dataDir);
-  await removeUnnamed(dataDir, null, previous ?? { sources: [] }); // a killed run's leftovers
-  const manifest: Manifest = structuredClone(previous) ?? { sources: [] };
-  const report: BuildReport = { built: [], upToDate: [] };
-
-  for (const source of options.sources) {
-    const name = source.name ?? source.kind;
-    const same = (entry: ManifestEntry) => entryName(entry) === name || entry.kind === source.kind;
-    const at = manifest.sources.findIndex(same);
-    const current = manifest.sources[at];
-    if (!options.force && current) {
-      const found = await keepIfCurrent(dataDir, current, source);
-      if (found) {
-        // The sources file may have renamed it or changed its licence text: the file
-        // stays, the entry takes them (a renamed entry would be dropped as unconfigured).
-        const kept = entryName(found) === name &&
-            found.license === source.license && found.attribution === source.attribution
-          ? found
-          : { ...found, name, license: source.license, attribution: source.attribution };
-        if (kept !== current) {
-          manifest.sources[at] = kept;
-          await writeManifest(dataDir, manifest);
-        }
-        report.upToDate.push(source.file);
-        continue;
-      }
-    }
-    checkAborted(signal, `Build of ${source.file}`);
-    const started = performance.now();
-    const caps = source.caps ?? DEFAULT_CAPS.database;
-    const files = await fetchPackage(
-      options.registry,
-      source.package,
-      progress,
-      options.fetchFn,
+  const name = source.name ?? source.kind;
+  const same = (entry: ManifestEntry) => entryName(entry) === name || entry.kind === source.kind;
+  const install = (change: (manifest: Manifest) => Promise<boolean>) =>
+    installLocked(dataDir, {
+      purpose: options.purpose ?? "data",
+      waitForLock: options.waitForLock,
+      onWait: (holder) => progress(`waiting for ${holder} to finish`),
       signal,
-      caps,
-    );
-    const published = await publishedAt(options.registry, source.package, options.fetchFn, signal);
-    const bytes = await buildFile(source, files, progress, published, caps, signal);
-    checkAborted(signal, `Build of ${source.file}`);
-    // Untrusted until checked: structure, every value's encoding, kind and a sample of records.
-    let verified;
-    try {
-      verified = verifyMmdb(bytes, { kind: source.kind, cacheSize: 16 });
-    } catch (error) {
-      throw new Error(`${provenance(source)} gave no usable database: ${(error as Error).message}`);
+    }, change);
+
+  const current = options.force ? undefined : (await readManifest(dataDir))?.sources.find(same);
+  const found = current ? await keepIfCurrent(dataDir, current, source) : null;
+  if (found) {
+    const { entry, moved } = found;
+    // The sources file may have renamed it or changed its licence text: the file
+    // stays, the entry takes them (a renamed entry would be dropped as unconfigured).
+    const stale = entryName(entry) !== name || entry.license !== source.license ||
+      entry.attribution !== source.attribution;
+    if (stale || moved) {
+      await install(async (manifest) => {
+        const at = manifest.sources.findIndex(same);
+        // Another writer replaced it meanwhile: its entry stands.
+        if (at === -1 || manifest.sources[at]!.sha256 !== entry.sha256) return false;
+        const file = moved
+          ? (await installContent(dataDir, stemOf(source.file), ".mmdb", moved)).file
+          : manifest.sources[at]!.file;
+        manifest.sources[at] = {
+          ...manifest.sources[at]!,
+          file,
+          name,
+          license: source.license,
+          attribution: source.attribution,
+        };
+        return true;
+      });
     }
-    const { metadata } = verified.db;
+    return "upToDate";
+  }
+
+  checkAborted(signal, `Build of ${source.file}`);
+  const started = performance.now();
+  const caps = source.caps ?? DEFAULT_CAPS.database;
+  const files = await fetchPackage(
+    options.registry,
+    source.package,
+    progress,
+    options.fetchFn,
+    signal,
+    caps,
+  );
+  const published = await publishedAt(options.registry, source.package, options.fetchFn, signal);
+  const bytes = await buildFile(source, files, progress, published, caps, signal);
+  checkAborted(signal, `Build of ${source.file}`);
+  // Untrusted until checked: structure, every value's encoding, kind and a sample of records.
+  let verified;
+  try {
+    verified = verifyMmdb(bytes, { kind: source.kind, cacheSize: 16 });
+  } catch (error) {
+    throw new Error(`${provenance(source)} gave no usable database: ${(error as Error).message}`);
+  }
+  const { metadata } = verified.db;
+  let installed = "";
+  await install(async (manifest) => {
     checkAborted(signal, `Build of ${source.file}`);
     const { file, sha256 } = await installContent(dataDir, stemOf(source.file), ".mmdb", bytes);
+    installed = file;
     const entry: ManifestEntry = {
       name,
       kind: source.kind,
@@ -131,15 +151,14 @@ export async function buildLocked(options: BuildOptions): Promise<BuildReport> {
       verifier: VERIFIER_VERSION,
     };
     // Replace in place, so the manifest keeps a stable order across rebuilds.
+    const at = manifest.sources.findIndex(same);
     if (at === -1) manifest.sources.push(entry);
     else manifest.sources[at] = entry;
-    await writeManifest(dataDir, manifest);
-    const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    progress(`installed ${file} (${(bytes.length / 1e6).toFixed(1)} MB) in ${seconds} s`);
-    report.built.push(source.file);
-  }
-  await removeUnnamed(dataDir, previous, manifest);
-  return report;
+    return true;
+  });
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  progress(`installed ${installed} (${(bytes.length / 1e6).toFixed(1)} MB) in ${seconds} s`);
+  return "built";
 }
 
 /** `GeoLite2-City.mmdb` → `GeoLite2-City`: the stem of the content-addressed name. */
@@ -148,15 +167,15 @@ function stemOf(file: string): string {
 }
 
 /**
- * The entry when its file is the source's and intact; an entry of an older
- * layout (a fixed file name) is moved to its content-addressed name. Null
- * when the source must be built.
+ * The entry when its file is the source's and intact (read only: no lock);
+ * an entry of an older layout (a fixed file name) comes with its bytes, to
+ * move to its content-addressed name. Null when the source must be built.
  */
 async function keepIfCurrent(
   dataDir: string,
   entry: ManifestEntry,
   source: DefaultSource,
-): Promise<ManifestEntry | null> {
+): Promise<{ entry: ManifestEntry; moved: Uint8Array | null } | null> {
   if (entry.source !== provenance(source) || entry.kind !== source.kind) return null;
   let bytes: Uint8Array;
   try {
@@ -167,9 +186,7 @@ async function keepIfCurrent(
   }
   if ((await sha256Hex(bytes)) !== entry.sha256) return null;
   const expected = `${stemOf(source.file)}-${entry.sha256.slice(0, 12)}.mmdb`;
-  if (entry.file === expected) return entry;
-  const { file } = await installContent(dataDir, stemOf(source.file), ".mmdb", bytes);
-  return { ...entry, file };
+  return { entry, moved: entry.file === expected ? null : bytes };
 }
 
 async function buildFile(

@@ -1,8 +1,12 @@
 /**
- * A polite download: to a temporary file, with an inactivity timeout,
- * conditional requests (ETag / Last-Modified), and a few retries with
- * back-off, never after 401, 403 or 429 (a publisher that refuses or rations
- * us must not be hammered: MaxMind counts every attempt against a daily quota).
+ * A polite download: into memory (bounded by the source's cap), with an
+ * inactivity timeout, conditional requests (ETag / Last-Modified), and a few
+ * retries with back-off, never after 401, 403 or 429 (a publisher that refuses
+ * or rations us must not be hammered: MaxMind counts every attempt against a
+ * daily quota), and never to a host that does not resolve or refuses the
+ * connection (a closed network: trying again within seconds cannot help, and
+ * the next scheduled update tries again). Nothing is written to disk here, so
+ * a download needs no lock on the data directory.
  */
 
 import { redactUrl, redactUrls } from "../sources/redact_url.ts";
@@ -21,20 +25,22 @@ export interface DownloadOptions {
   /** From the previous download, to ask "only if changed". */
   etag?: string;
   lastModified?: string;
-  /** Where the temporary file goes (the data directory, so a rename stays on one disk). */
-  tempPath: string;
-  /** Refuse the body past this many bytes (counted as it streams to disk). */
+  /** Refuse the body past this many bytes (counted as it arrives). */
   maxBytes: number;
   signal?: AbortSignal;
+  /**
+   * Hosts found unreachable earlier in the same update (host → why): a
+   * download from one fails at once, so sixteen feeds on a closed network
+   * cost one failed lookup per host, not sixteen timeouts.
+   */
+  unreachable?: Map<string, string>;
 }
 
 export type DownloadResult =
   | { status: "not-modified" }
   | {
     status: "ok";
-    /** The temporary file; the caller installs or removes it. */
-    path: string;
-    size: number;
+    bytes: Uint8Array;
     etag?: string;
     lastModified?: string;
   };
@@ -56,6 +62,11 @@ function statusHint(status: number): string {
   return "";
 }
 
+/** The host does not resolve, refuses connections or cannot be routed to: not retried. */
+export class UnreachableError extends Error {
+  override name = "UnreachableError";
+}
+
 /**
  * Downloads `url`; throws an error naming the URL (its secrets redacted) and
  * what went wrong. A body past `maxBytes` is refused and never retried.
@@ -63,10 +74,19 @@ function statusHint(status: number): string {
 export async function download(url: string, options: DownloadOptions): Promise<DownloadResult> {
   const attempts = options.attempts ?? 3;
   let backoff = options.backoffMs ?? 1000;
+  const host = hostOf(url);
+  const known = options.unreachable?.get(host);
+  if (known) {
+    throw new UnreachableError(`Download from ${redactUrl(url)} not tried: ${known}`);
+  }
   for (let attempt = 1;; attempt++) {
     try {
       return await attemptDownload(url, options);
     } catch (error) {
+      if (error instanceof UnreachableError) {
+        options.unreachable?.set(host, unreachableReason(error));
+        throw error;
+      }
       const retry = attempt < attempts && !options.signal?.aborted &&
         !(error instanceof CapExceededError) && !(error instanceof TooSlowError) &&
         (!(error instanceof HttpError) || error.retry);
@@ -79,6 +99,47 @@ export async function download(url: string, options: DownloadOptions): Promise<D
       backoff *= 2;
     }
   }
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
+/** What the sources that follow on the same host say: "<host> does not resolve (seen …)". */
+function unreachableReason(error: UnreachableError): string {
+  return error.message.replace(/^Download from \S+ failed: /, "").replace(/ \(.*\)$/, "") +
+    " (seen earlier in this update)";
+}
+
+/**
+ * Why a connection could not be made, when trying again within seconds cannot
+ * help: the name does not resolve, the host refuses or cannot be reached.
+ * Null for anything else (a reset, TLS, a timeout): those are retried.
+ */
+export function unreachableCause(message: string, host: string): string | null {
+  if (
+    /dns error|failed to lookup address|name or service not known|nodename nor servname|no such host|temporary failure in name resolution/i
+      .test(message)
+  ) {
+    return `${host} does not resolve (no DNS answer: a closed network, or a mistyped host)`;
+  }
+  if (/connection refused|os error 111|ECONNREFUSED/i.test(message)) {
+    return `${host} refused the connection`;
+  }
+  if (
+    /network is unreachable|no route to host|os error 101|os error 113|ENETUNREACH|EHOSTUNREACH/i
+      .test(message)
+  ) {
+    return `${host} cannot be reached (no route: a closed network)`;
+  }
+  if (/requests to port \d+ are blocked/i.test(message)) {
+    return `${host}: ${message.replace(/^Fetch failed: /i, "")}`;
+  }
+  return null;
 }
 
 /** Bytes per second a download must average once it has run longer than its idle timeout. */
@@ -105,7 +166,6 @@ async function attemptDownload(url: string, options: DownloadOptions): Promise<D
   const headers: Record<string, string> = { ...options.headers };
   if (options.etag) headers["if-none-match"] = options.etag;
   if (options.lastModified) headers["if-modified-since"] = options.lastModified;
-  let file: Deno.FsFile | null = null;
   try {
     arm();
     const response = await fetchFn(url, { headers, signal: controller.signal });
@@ -118,7 +178,7 @@ async function attemptDownload(url: string, options: DownloadOptions): Promise<D
       throw new HttpError(response.status, shown);
     }
     const expected = response.headers.get("content-length");
-    file = await Deno.open(options.tempPath, { write: true, create: true, truncate: true });
+    const chunks: Uint8Array[] = [];
     let size = 0;
     const started = performance.now();
     if (expected !== null && Number(expected) > options.maxBytes) {
@@ -144,20 +204,24 @@ async function attemptDownload(url: string, options: DownloadOptions): Promise<D
           } s, under 1 KB/s`,
         );
       }
-      await writeAll(file, chunk);
+      chunks.push(chunk);
     }
     if (expected !== null && Number(expected) !== size) {
       throw new Error(`Truncated download from ${shown}: ${size} of ${expected} bytes`);
     }
+    const bytes = new Uint8Array(size);
+    let at = 0;
+    for (const chunk of chunks) {
+      bytes.set(chunk, at);
+      at += chunk.length;
+    }
     return {
       status: "ok",
-      path: options.tempPath,
-      size,
+      bytes,
       ...optional("etag", response.headers.get("etag")),
       ...optional("lastModified", response.headers.get("last-modified")),
     };
   } catch (error) {
-    await Deno.remove(options.tempPath).catch(() => {});
     if (options.signal?.aborted) throw new Error(`Download of ${shown} was cancelled`);
     if (timedOut) {
       throw new Error(
@@ -172,17 +236,13 @@ async function attemptDownload(url: string, options: DownloadOptions): Promise<D
     // fetch() says only "fetch failed"; the cause says why (DNS, refused, TLS).
     const cause = (error as Error).cause;
     const why = cause instanceof Error ? `: ${cause.message}` : "";
+    const unreachable = unreachableCause(`${(error as Error).message}${why}`, hostOf(url));
+    if (unreachable) throw new UnreachableError(`Download from ${shown} failed: ${unreachable}`);
     throw new Error(redactUrls(`Download from ${shown} failed: ${(error as Error).message}${why}`));
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener("abort", onAbort);
-    file?.close();
   }
-}
-
-async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
-  let written = 0;
-  while (written < bytes.length) written += await file.write(bytes.subarray(written));
 }
 
 function optional<K extends string>(key: K, value: string | null): { [P in K]?: string } {

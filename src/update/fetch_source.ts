@@ -1,17 +1,18 @@
 /**
  * Fetches one non-npm source and checks it: the download (conditional,
- * with timeout and retries), its checksum, then for databases the MaxMind DB
+ * with timeout and retries) or the local file (unless unchanged), its checksum, then for databases the MaxMind DB
  * checks and for lists the strict parser and the shrink guard.
  */
 
 import { verifyMmdb } from "../sources/verify_mmdb.ts";
 import type { DatabaseKind, ManifestEntry } from "../sources/manifest.ts";
 import { sha256Hex } from "../sources/manifest.ts";
-import type { SourceSpec } from "../sources/sources_file.ts";
+import { isFileUrl, type SourceSpec } from "../sources/sources_file.ts";
 import { redactUrl } from "../sources/redact_url.ts";
 import { download, type DownloadOptions } from "./download.ts";
 import { type ParsedFeed, parseFeed } from "./feed_parse.ts";
 import { capsOf, checkAborted, gunzipCapped, type SizeCaps } from "./limits.ts";
+import { localPath, type LocalState, readLocalSource, readLocalText } from "./local_source.ts";
 import { readTar } from "./tar.ts";
 
 export interface FetchContext {
@@ -23,28 +24,34 @@ export interface FetchContext {
   /** MaxMind account id and licence key, sent (basic auth) only to maxmind.com. */
   maxmind?: { accountId: string; licenseKey: string } | null;
   signal?: AbortSignal;
+  /** Hosts found unreachable in this update (see DownloadOptions.unreachable). */
+  unreachable?: Map<string, string>;
+}
+
+/** How the source was got: an HTTP validator pair, or a local file's size, time and hash. */
+interface Origin {
+  etag?: string;
+  lastModified?: string;
+  local?: LocalState;
 }
 
 /** A fetched source, checked and ready to install. */
 export type Fetched =
-  | { status: "not-modified" }
-  | {
+  /** `local`: a local file with the same bytes but a new time (to record). */
+  | { status: "not-modified"; local?: LocalState }
+  | ({
     status: "database";
     bytes: Uint8Array;
     databaseType: string;
     buildEpoch: Date;
     networks: number;
-    etag?: string;
-    lastModified?: string;
-  }
-  | {
+  } & Origin)
+  | ({
     status: "feed";
     /** The list as downloaded, to keep. */
     raw: Uint8Array;
     feed: ParsedFeed;
-    etag?: string;
-    lastModified?: string;
-  };
+  } & Origin);
 
 /** Fetches and verifies a source; `previous` is its installed entry (conditional request, shrink guard). */
 export async function fetchSource(
@@ -56,33 +63,14 @@ export async function fetchSource(
     ? await exists(`${ctx.dataDir}/${previous.download.file}`)
     : false;
   const caps = capsOf(spec);
-  const options: DownloadOptions = {
-    maxBytes: caps.download,
-    fetchFn: ctx.fetchFn,
-    timeoutMs: ctx.timeoutMs,
-    attempts: ctx.attempts,
-    backoffMs: ctx.backoffMs,
-    signal: ctx.signal,
-    tempPath: `${ctx.dataDir}/.download-${spec.name}-${Deno.pid}`,
-    headers: authHeaders(spec, ctx),
-    // Only ask "if changed" when what we have is still on disk and was made
-    // with these settings: a 304 keeps the entry, whose kind or provider may be stale.
-    ...(rawExists && previous && madeFrom(previous, spec)
-      ? { etag: previous.download?.etag, lastModified: previous.download?.lastModified }
-      : {}),
-  };
-  const result = await download(spec.url, options);
-  if (result.status === "not-modified") return result;
-  let bytes: Uint8Array;
-  try {
-    bytes = await Deno.readFile(result.path);
-  } finally {
-    await Deno.remove(result.path).catch(() => {});
-  }
-  const http = {
-    ...(result.etag ? { etag: result.etag } : {}),
-    ...(result.lastModified ? { lastModified: result.lastModified } : {}),
-  };
+  // Only "if changed" when what we have is still on disk and was made with these
+  // settings: an unchanged source keeps the entry, whose kind or provider may be stale.
+  const conditional = rawExists && previous !== undefined && madeFrom(previous, spec);
+  const got = isFileUrl(spec.url)
+    ? await readLocal(spec, caps, conditional ? previous?.download?.local : undefined)
+    : await fetchRemote(spec, caps, conditional ? previous : undefined, ctx);
+  if (got.status === "not-modified") return got;
+  const { bytes, origin } = got;
   await checkChecksum(spec, bytes, ctx);
   checkAborted(ctx.signal, `Update of ${spec.name}`);
 
@@ -96,7 +84,7 @@ export async function fetchSource(
       databaseType: db.metadata.databaseType,
       buildEpoch: db.metadata.buildEpoch,
       networks,
-      ...http,
+      ...origin,
     };
   }
 
@@ -113,12 +101,70 @@ export async function fetchSource(
       `Refused: the list shrank from ${before} to ${feed.count} entries (by more than half)`,
     );
   }
-  return { status: "feed", raw: bytes, feed, ...http };
+  return { status: "feed", raw: bytes, feed, ...origin };
+}
+
+type Got = { status: "not-modified"; local?: LocalState } | {
+  status: "ok";
+  bytes: Uint8Array;
+  origin: Origin;
+};
+
+/** A source on this machine: its bytes, unless its size and time (or its hash) are unchanged. */
+async function readLocal(spec: SourceSpec, caps: SizeCaps, known?: LocalState): Promise<Got> {
+  const read = await readLocalSource(spec.url, { maxBytes: caps.download, known });
+  if (read.status === "not-modified") {
+    return { status: "not-modified", ...(read.state ? { local: read.state } : {}) };
+  }
+  return {
+    status: "ok",
+    bytes: read.bytes,
+    origin: {
+      local: read.state,
+      ...(read.lastModified ? { lastModified: read.lastModified } : {}),
+    },
+  };
+}
+
+/** A download (conditional on `previous`'s validators when given). */
+async function fetchRemote(
+  spec: SourceSpec,
+  caps: SizeCaps,
+  previous: ManifestEntry | undefined,
+  ctx: FetchContext,
+): Promise<Got> {
+  const options: DownloadOptions = {
+    maxBytes: caps.download,
+    fetchFn: ctx.fetchFn,
+    timeoutMs: ctx.timeoutMs,
+    attempts: ctx.attempts,
+    backoffMs: ctx.backoffMs,
+    signal: ctx.signal,
+    unreachable: ctx.unreachable,
+    headers: authHeaders(spec, ctx),
+    ...(previous
+      ? { etag: previous.download?.etag, lastModified: previous.download?.lastModified }
+      : {}),
+  };
+  const result = await download(spec.url, options);
+  if (result.status === "not-modified") return result;
+  return {
+    status: "ok",
+    bytes: result.bytes,
+    origin: {
+      ...(result.etag ? { etag: result.etag } : {}),
+      ...(result.lastModified ? { lastModified: result.lastModified } : {}),
+    },
+  };
 }
 
 async function checkChecksum(spec: SourceSpec, bytes: Uint8Array, ctx: FetchContext) {
   let expected = spec.sha256;
-  if (!expected && spec.sha256Url) {
+  if (!expected && spec.sha256Url && isFileUrl(spec.sha256Url)) {
+    const text = await readLocalText(spec.sha256Url);
+    expected = /^[0-9a-f]{64}\b/i.exec(text.trim())?.[0]?.toLowerCase();
+    if (!expected) throw new Error(`No SHA-256 in ${localPath(spec.sha256Url)}`);
+  } else if (!expected && spec.sha256Url) {
     const response = await (ctx.fetchFn ?? fetch)(spec.sha256Url, {
       headers: authHeaders({ ...spec, url: spec.sha256Url }, ctx),
       signal: AbortSignal.any([

@@ -6,8 +6,9 @@
  * (`<name>-<hash>.<ext>`), and the manifest, rewritten last by atomic rename,
  * is the single switch from the old set to the new one: a server watching it
  * never sees half an update, and an update that dies part-way changes nothing.
- * The run holds the data directory's write lock; the installed set becomes the
- * sources file's (a source removed or renamed leaves the manifest).
+ * The downloads hold no lock; installing holds the data directory's write lock
+ * (so a failing or slow publisher never blocks another writer); the installed
+ * set becomes the sources file's (a source removed or renamed leaves the manifest).
  */
 
 import {
@@ -15,22 +16,21 @@ import {
   FEED_KINDS,
   type FeedKind,
   installContent,
+  type LocalFileState,
   type Manifest,
   type ManifestEntry,
   readManifest,
-  removeUnnamed,
-  writeManifest,
 } from "../sources/manifest.ts";
 import { redactUrls } from "../sources/redact_url.ts";
-import { isFeedKind, npmTarget, type SourceSpec } from "../sources/sources_file.ts";
+import { isFeedKind, isFileUrl, npmTarget, type SourceSpec } from "../sources/sources_file.ts";
 import { VERIFIER_VERSION, verifyMmdb } from "../sources/verify_mmdb.ts";
-import { buildLocked } from "./build.ts";
+import { buildDefaultData } from "./build.ts";
 import { checkAborted, yieldTo } from "./limits.ts";
-import { lockDataDir } from "./lock.ts";
+import { installLocked, tidyDataDir } from "./install.ts";
 import { npmSource, provenance } from "./default_sources.ts";
 import { compileFeeds, feedDatabaseType, type NamedFeed } from "./feed_compile.ts";
 import { type ParsedFeed, parseFeed } from "./feed_parse.ts";
-import { entrySettings, type FetchContext, fetchSource } from "./fetch_source.ts";
+import { entrySettings, type FetchContext, type Fetched, fetchSource } from "./fetch_source.ts";
 import { packageInfo, type Progress } from "./npm_package.ts";
 
 export interface UpdateOptions extends Omit<FetchContext, "dataDir"> {
@@ -53,147 +53,195 @@ export interface SourceOutcome {
 
 const FEEDS_DIR = "feeds";
 
-/** Updates every source; returns one outcome per source, in the file's order. */
+/**
+ * Updates every source; returns one outcome per source, in the file's order.
+ * The downloads and checks run with no lock on the data directory; the lock
+ * is held only to install what they gave (install.ts).
+ */
 export async function runUpdate(options: UpdateOptions): Promise<SourceOutcome[]> {
-  using _lock = await lockDataDir(options.dataDir, {
-    purpose: "data update",
-    wait: options.waitForLock ?? true,
-    onWait: (holder) => options.progress(`waiting for ${holder} to finish`),
-    signal: options.signal,
-  });
-  return await updateLocked(options);
-}
-
-async function updateLocked(options: UpdateOptions): Promise<SourceOutcome[]> {
   const { dataDir, progress } = options;
   const now = options.now ?? (() => new Date());
-  await Deno.mkdir(`${dataDir}/${FEEDS_DIR}`, { recursive: true });
-  const previous = await readManifest(dataDir);
-  await removeUnnamed(dataDir, null, previous ?? { sources: [] }); // a killed run's leftovers
   const outcomes = new Map<string, SourceOutcome>();
   const report = (outcome: SourceOutcome) => {
     outcomes.set(outcome.name, outcome);
     progress(`${outcome.name}: ${outcome.status === "failed" ? "FAILED: " : ""}${outcome.detail}`);
   };
+  const failures = new Map<string, { reason: string; at: string }>();
+  const fail = (name: string, error: unknown) => {
+    failures.set(name, { reason: message(error), at: now().toISOString() });
+    report({ name, status: "failed", detail: message(error) });
+  };
 
-  // npm sources first: their builder keeps the manifest itself.
+  await tidyDataDir(dataDir, "data update");
+  // npm sources first: their builder installs each under the lock itself.
   for (const spec of options.sources.filter((s) => s.format === "npm")) {
     if (options.signal?.aborted) break;
     try {
       report(await updateNpm(spec, options, now));
     } catch (error) {
-      report({ name: spec.name, status: "failed", detail: message(error) });
+      fail(spec.name, error);
     }
   }
 
-  const manifest: Manifest = (await readManifest(dataDir)) ?? { sources: [] };
-  checkAborted(options.signal, "The update");
-  const failures = { ...manifest.failures };
-  for (const o of outcomes.values()) {
-    if (o.status === "failed") failures[o.name] = { reason: o.detail, at: now().toISOString() };
-    else delete failures[o.name];
-  }
-  const dirty = new Set<FeedKind>();
-  const fresh = new Map<string, ParsedFeed>();
-  const ctx: FetchContext = { ...options, dataDir };
-
+  // Every other source: fetched and checked against the manifest as it is now, with no lock.
+  const snapshot = (await readManifest(dataDir)) ?? { sources: [] };
+  const ctx: FetchContext = { ...options, dataDir, unreachable: new Map() };
+  const fetched = new Map<string, Fetched>();
   for (const spec of options.sources.filter((s) => s.format !== "npm")) {
     if (options.signal?.aborted) break;
+    const previous = snapshot.sources.find((e) => entryName(e) === spec.name);
+    try {
+      fetched.set(spec.name, await fetchSource(spec, previous, ctx));
+    } catch (error) {
+      fail(spec.name, error);
+    }
+  }
+  checkAborted(options.signal, "The update");
+
+  const installed: SourceOutcome[] = [];
+  await installLocked(dataDir, {
+    purpose: "data update",
+    waitForLock: options.waitForLock,
+    onWait: (holder) => progress(`waiting for ${holder} to finish`),
+    signal: options.signal,
+  }, async (manifest) => {
+    await Deno.mkdir(`${dataDir}/${FEEDS_DIR}`, { recursive: true });
+    installed.push(...await install(manifest, fetched, failures, outcomes, options, now));
+    return true;
+  });
+  for (const outcome of installed) report(outcome);
+  return options.sources.map((s) => outcomes.get(s.name)!).filter(Boolean);
+}
+
+/**
+ * Installs what was fetched into `manifest` (read under the lock): new files,
+ * the lists' kinds compiled again, sources no longer configured removed, the
+ * failures recorded. Returns the outcome of each source fetched.
+ */
+async function install(
+  manifest: Manifest,
+  fetched: Map<string, Fetched>,
+  failed: Map<string, { reason: string; at: string }>,
+  reported: Map<string, SourceOutcome>,
+  options: UpdateOptions,
+  now: () => Date,
+): Promise<SourceOutcome[]> {
+  const { dataDir, progress } = options;
+  const outcomes: SourceOutcome[] = [];
+  const failures = { ...manifest.failures };
+  for (const o of reported.values()) if (o.status !== "failed") delete failures[o.name];
+  for (const [name, failure] of failed) failures[name] = failure;
+  const dirty = new Set<FeedKind>();
+  const fresh = new Map<string, ParsedFeed>();
+
+  for (const spec of options.sources.filter((s) => fetched.has(s.name))) {
+    const got = fetched.get(spec.name)!;
+    delete failures[spec.name];
     const at = manifest.sources.findIndex((e) => entryName(e) === spec.name);
     const previous = at === -1 ? undefined : manifest.sources[at];
-    try {
-      const fetched = await fetchSource(spec, previous, ctx);
-      delete failures[spec.name];
-      if (fetched.status === "not-modified") {
-        report({ name: spec.name, status: "unchanged", detail: "not modified (HTTP 304)" });
-        continue;
-      }
-      let entry: ManifestEntry;
-      if (fetched.status === "database") {
-        const { file, sha256 } = await installContent(
-          dataDir,
-          `${FEEDS_DIR}/${spec.name}`,
-          ".mmdb",
-          fetched.bytes,
-        );
-        entry = {
-          ...base(spec, now),
-          file,
-          sha256,
-          databaseType: fetched.databaseType,
-          dataDate: fetched.buildEpoch.toISOString(),
-          count: fetched.networks,
-          verifier: VERIFIER_VERSION, // fetchSource ran the checks
-          download: {
-            file,
-            sha256,
-            fetched: now().toISOString(),
-            ...httpState(fetched),
-          },
+    if (got.status === "not-modified") {
+      if (got.local && previous?.download) {
+        // Touched, same bytes: remember its new time so the next run need not read it.
+        manifest.sources[at] = {
+          ...previous,
+          download: { ...previous.download, local: got.local },
         };
-        report({
-          name: spec.name,
-          status: "updated",
-          detail: `${fetched.databaseType}, ${fetched.networks} networks, built ${
-            day(fetched.buildEpoch)
-          }`,
-        });
-      } else {
-        const { file: raw, sha256 } = await installContent(
-          dataDir,
-          `${FEEDS_DIR}/${spec.name}`,
-          ".txt",
-          fetched.raw,
-        );
-        const lastModified = Date.parse(fetched.lastModified ?? "");
-        // The list's own date, else its server's, else the download's.
-        const dataDate = fetched.feed.dataDate ??
-          (Number.isNaN(lastModified) ? now() : new Date(lastModified));
-        entry = {
-          ...base(spec, now),
-          file: "", // set when the kind is compiled
-          sha256: "",
-          databaseType: feedDatabaseType(spec.kind as FeedKind),
-          dataDate: dataDate?.toISOString() ?? null,
-          count: fetched.feed.count,
-          download: { file: raw, sha256, fetched: now().toISOString(), ...httpState(fetched) },
-        };
-        fresh.set(spec.name, fetched.feed);
-        dirty.add(spec.kind as FeedKind);
-        report({
-          name: spec.name,
-          status: "updated",
-          detail: `${fetched.feed.count} entries${dataDate ? `, dated ${day(dataDate)}` : ""}`,
-        });
       }
-      // A list whose kind changed leaves its old kind's tree: that one is compiled again too.
-      const replaced = at === -1 ? null : manifest.sources[at]!;
-      if (replaced && replaced.kind !== entry.kind && isFeedKind(replaced.kind)) {
-        dirty.add(replaced.kind);
-      }
-      if (at === -1) manifest.sources.push(entry);
-      else manifest.sources[at] = entry;
-    } catch (error) {
-      failures[spec.name] = { reason: message(error), at: now().toISOString() };
-      report({ name: spec.name, status: "failed", detail: message(error) });
+      outcomes.push({
+        name: spec.name,
+        status: "unchanged",
+        detail: isFileUrl(spec.url) ? "unchanged on disk" : "not modified (HTTP 304)",
+      });
+      continue;
     }
+    let entry: ManifestEntry;
+    if (got.status === "database") {
+      const { file, sha256 } = await installContent(
+        dataDir,
+        `${FEEDS_DIR}/${spec.name}`,
+        ".mmdb",
+        got.bytes,
+      );
+      entry = {
+        ...base(spec, now),
+        file,
+        sha256,
+        databaseType: got.databaseType,
+        dataDate: got.buildEpoch.toISOString(),
+        count: got.networks,
+        verifier: VERIFIER_VERSION, // fetchSource ran the checks
+        download: { file, sha256, fetched: now().toISOString(), ...httpState(got) },
+      };
+      outcomes.push({
+        name: spec.name,
+        status: "updated",
+        detail: `${got.databaseType}, ${got.networks} networks, built ${day(got.buildEpoch)}`,
+      });
+    } else {
+      const { file: raw, sha256 } = await installContent(
+        dataDir,
+        `${FEEDS_DIR}/${spec.name}`,
+        ".txt",
+        got.raw,
+      );
+      const lastModified = Date.parse(got.lastModified ?? "");
+      // The list's own date, else its server's (or its file's), else the download's.
+      const dataDate = got.feed.dataDate ??
+        (Number.isNaN(lastModified) ? now() : new Date(lastModified));
+      entry = {
+        ...base(spec, now),
+        file: "", // set when the kind is compiled
+        sha256: "",
+        databaseType: feedDatabaseType(spec.kind as FeedKind),
+        dataDate: dataDate?.toISOString() ?? null,
+        count: got.feed.count,
+        download: { file: raw, sha256, fetched: now().toISOString(), ...httpState(got) },
+      };
+      fresh.set(spec.name, got.feed);
+      dirty.add(spec.kind as FeedKind);
+      outcomes.push({
+        name: spec.name,
+        status: "updated",
+        detail: `${got.feed.count} entries${dataDate ? `, dated ${day(dataDate)}` : ""}`,
+      });
+    }
+    // A list whose kind changed leaves its old kind's tree: that one is compiled again too.
+    if (previous && previous.kind !== entry.kind && isFeedKind(previous.kind)) {
+      dirty.add(previous.kind);
+    }
+    if (at === -1) manifest.sources.push(entry);
+    else manifest.sources[at] = entry;
   }
 
   // Sources no longer in the sources file leave the manifest (a database of an older
-  // manifest without names stands for the configured source of its kind).
+  // manifest without names stands for the configured source of its kind), except a
+  // working database whose replacement is not installed (it failed): it stays until it is.
   const configured = new Set(options.sources.map((s) => s.name));
   const configuredKinds = new Set(options.sources.map((s) => s.kind));
-  manifest.sources = manifest.sources.filter((e) => {
-    const keep = e.name === undefined && !isFeedKind(e.kind)
+  const isConfigured = (e: ManifestEntry) =>
+    e.name === undefined && !isFeedKind(e.kind)
       ? configuredKinds.has(e.kind)
       : configured.has(entryName(e));
-    if (!keep) {
-      progress(`${entryName(e)}: removed (no longer in the sources file)`);
-      if (isFeedKind(e.kind)) dirty.add(e.kind);
+  const standIns: { entry: ManifestEntry; why: string }[] = [];
+  manifest.sources = manifest.sources.filter((e) => {
+    if (isConfigured(e)) return true;
+    const why = keepReason(e, manifest, isConfigured, options.sources);
+    if (why) {
+      standIns.push({ entry: e, why });
+      return true;
     }
-    return keep;
+    progress(`${entryName(e)}: removed (no longer in the sources file)`);
+    if (isFeedKind(e.kind)) dirty.add(e.kind);
+    return false;
   });
   for (const name of Object.keys(failures)) if (!configured.has(name)) delete failures[name];
+  for (const { entry, why } of standIns) {
+    const replacement = options.sources.find((s) => s.kind === entry.kind);
+    const failure = replacement ? failures[replacement.name] : undefined;
+    const reason = `kept: ${why}${failure ? ` (${failure.reason})` : ""}`;
+    failures[entryName(entry)] = { reason, at: now().toISOString() };
+    progress(`${entryName(entry)}: ${reason}`);
+  }
 
   for (const kind of FEED_KINDS) {
     if (!dirty.has(kind)) continue;
@@ -207,9 +255,33 @@ async function updateLocked(options: UpdateOptions): Promise<SourceOutcome[]> {
   manifest.failures = failures;
   if (Object.keys(failures).length === 0) delete manifest.failures;
   checkAborted(options.signal, "The update");
-  await writeManifest(dataDir, manifest);
-  await removeUnnamed(dataDir, previous, manifest);
-  return options.sources.map((s) => outcomes.get(s.name)!).filter(Boolean);
+  return outcomes;
+}
+
+/**
+ * Why a database no longer in the sources file stays installed, or null when
+ * it goes: its kind's configured source is not installed (its download or
+ * checks failed), or it is the last City or ASN database (a set needs one to
+ * answer at all).
+ */
+function keepReason(
+  entry: ManifestEntry,
+  manifest: Manifest,
+  isConfigured: (e: ManifestEntry) => boolean,
+  sources: readonly SourceSpec[],
+): string | null {
+  if (isFeedKind(entry.kind)) return null;
+  const replacement = sources.find((s) => s.kind === entry.kind);
+  const replaced = manifest.sources.some((e) => e.kind === entry.kind && isConfigured(e));
+  if (replacement && !replaced) {
+    return `${replacement.name} is to replace it and is not installed`;
+  }
+  const answers = (e: ManifestEntry) => e.kind === "city" || e.kind === "asn";
+  const left = manifest.sources.some((e) => answers(e) && isConfigured(e));
+  if (!replacement && answers(entry) && !left) {
+    return "the sources file names no City or ASN database, and lookups need one";
+  }
+  return null;
 }
 
 /** An npm source: newest version when unpinned (integrity from the registry), built if changed. */
@@ -231,7 +303,7 @@ async function updateNpm(
     }
   }
   const source = npmSource(spec, { name: target.name, version, integrity });
-  const result = await buildLocked({
+  const result = await buildDefaultData({
     dataDir: options.dataDir,
     registry: options.registry,
     sources: [source],
@@ -239,6 +311,8 @@ async function updateNpm(
     fetchFn: options.fetchFn,
     now,
     signal: options.signal,
+    waitForLock: options.waitForLock,
+    purpose: "data update",
   });
   return result.built.length
     ? { name: spec.name, status: "updated", detail: `installed ${provenance(source)}` }
@@ -296,10 +370,12 @@ function base(spec: SourceSpec, now: () => Date) {
   return { name: spec.name, ...entrySettings(spec), built: now().toISOString() };
 }
 
-function httpState(f: { etag?: string; lastModified?: string }) {
+/** How the source was got, for the next update's "only if changed". */
+function httpState(f: { etag?: string; lastModified?: string; local?: LocalFileState }) {
   return {
     ...(f.etag ? { etag: f.etag } : {}),
     ...(f.lastModified ? { lastModified: f.lastModified } : {}),
+    ...(f.local ? { local: f.local } : {}),
   };
 }
 

@@ -107,6 +107,21 @@ export function renderPage({ app, style, world, bulkMax }: PageInput): string {
       </details>
     </section>
 
+    <section id="as-section" aria-labelledby="as-h" hidden>
+      <h2 id="as-h" tabindex="-1">Network</h2>
+      <p id="as-status" class="status" role="status" aria-live="polite">&nbsp;</p>
+      <dl class="details">
+        <div class="row"><dt>Organisation</dt><dd id="d-as-name">—</dd></div>
+        <div class="row"><dt>IPv4</dt><dd id="d-as-ipv4">—</dd></div>
+        <div class="row"><dt>IPv6</dt><dd id="d-as-ipv6">—</dd></div>
+        <div class="row"><dt>On lists</dt><dd id="d-as-lists">—</dd></div>
+      </dl>
+      <details class="prefixes">
+        <summary id="as-prefixes-summary">Prefixes</summary>
+        <ul id="as-prefixes" class="prefix-list"></ul>
+      </details>
+    </section>
+
     <section id="bulk" aria-labelledby="bulk-h">
       <h2 id="bulk-h">Many addresses at once</h2>
       <form id="bulk-form">

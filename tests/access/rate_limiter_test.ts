@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { counterId, RateLimiter, waitSeconds } from "../../src/access/rate_limiter.ts";
 import { KvRateCounters, MemoryRateCounters } from "../../src/store/rate_counts.ts";
+import { seededRandom } from "../_random.ts";
 
 /** A limiter on a clock the test moves; starts at a window boundary (t = 1000 windows of 60 s). */
 function limiterAt(counters = new MemoryRateCounters()) {
@@ -21,16 +22,17 @@ Deno.test("the limiter admits exactly the limit in one window, then refuses with
   for (let i = 0; i < 11; i++) decisions.push(await limiter.consume("k", 10, 60));
   assert.deepEqual(decisions.map((d) => d.kind === "allowed"), [...Array(10).fill(true), false]);
   assert.deepEqual(decisions.map((d) => d.remaining), [9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0]);
-  // Ten used at the start of the window: the next fits once the window has ended and a tenth of
-  // the next has passed (the weight of the previous window falls to 9): 60 + 6 s.
-  assert.equal(decisions[10]!.retryAfterSeconds, 66);
-  assert.equal(decisions[9]!.resetSeconds, 66, "a unit frees up at the same moment");
+  // Ten used at the start of the window: a sliding window frees them one window after they were
+  // spent, 60 s (the counter alone would wait for a tenth of the next window too: 66 s).
+  assert.equal(decisions[10]!.retryAfterSeconds, 60);
+  assert.equal(decisions[9]!.resetSeconds, 60, "a unit frees up at the same moment");
 });
 
 Deno.test("the sliding window weighs the previous window by the share still inside it", async () => {
   const { limiter, advance } = limiterAt();
+  advance(59); // spent late in the window: still inside the sliding window well into the next
   for (let i = 0; i < 10; i++) assert.ok((await limiter.consume("k", 10, 60)).kind === "allowed");
-  advance(60); // new window starts: previous = 10 at full weight
+  advance(1); // new window starts: previous = 10 at full weight
   assert.equal((await limiter.consume("k", 10, 60)).kind === "allowed", false);
   advance(5.9); // weight 54.1/60 → 9.02 used: still no room
   assert.equal((await limiter.consume("k", 10, 60)).kind === "allowed", false);
@@ -86,6 +88,52 @@ Deno.test("waitSeconds() solves the weighted sum for the time a request fits", (
   assert.equal(waitSeconds(0, 10, 20, 60, 5), 40 + 30);
   assert.equal(waitSeconds(4, 1, 30, 60, 5), 0);
   assert.equal(waitSeconds(0, 0, 0, 60, -1), Infinity);
+});
+
+Deno.test("no unit counts for longer than one window: Retry-After and RateLimit-Reset stay within it", async () => {
+  const random = seededRandom(29);
+  for (const [limit, window] of [[3, 60], [10, 60], [1, 1], [5, 3600]] as const) {
+    for (let run = 0; run < 40; run++) {
+      const { limiter, advance } = limiterAt();
+      advance(random() * window); // anywhere in a fixed window
+      let lastAdmitted = -Infinity;
+      let elapsed = 0;
+      for (let i = 0; i < 60; i++) {
+        // Bursts, pauses and everything between, up to two windows apart.
+        const gap = random() < 0.5 ? random() * window / 10 : random() * window * 2;
+        advance(gap);
+        elapsed += gap;
+        const decision = await limiter.consume("k", limit, window);
+        const at = `limit ${limit}/${window} s, run ${run}, request ${i}`;
+        assert.ok(
+          decision.resetSeconds <= window,
+          `RateLimit-Reset ${decision.resetSeconds}, ${at}`,
+        );
+        if (decision.kind === "allowed") {
+          lastAdmitted = elapsed;
+          continue;
+        }
+        assert.ok(
+          elapsed - lastAdmitted < window,
+          `refused a whole window after the last unit was spent, ${at}`,
+        );
+        assert.ok(
+          decision.retryAfterSeconds <= window,
+          `Retry-After ${decision.retryAfterSeconds}, ${at}`,
+        );
+        // Retry-After is honest: a request sent then is admitted.
+        advance(decision.retryAfterSeconds);
+        elapsed += decision.retryAfterSeconds;
+        const retried = await limiter.consume("k", limit, window);
+        assert.equal(
+          retried.kind,
+          "allowed",
+          `the retry after ${decision.retryAfterSeconds} s, ${at}`,
+        );
+        lastAdmitted = elapsed;
+      }
+    }
+  }
 });
 
 /** Two limiters on one KV file, as two server instances would be. */

@@ -91,3 +91,32 @@ Deno.test("group and subcommand help list what they declare", async () => {
   assert.match(create.out, /--name <name>\s+Key name/);
   assert.match(create.out, /--json\s+Print JSON/);
 });
+
+Deno.test("a subcommand's help lists its own options and the settings it reads, then points to serve --help", async () => {
+  const { ROOT: REAL } = await import("../../src/cli/main.ts");
+  const help = async (...args: string[]) => {
+    const out: string[] = [];
+    const { log } = console;
+    console.log = (...a: unknown[]) => out.push(a.join(" "));
+    try {
+      assert.equal(await runCommand(REAL, [...args, "--help"], {}), 0);
+    } finally {
+      console.log = log;
+    }
+    return out.join("\n");
+  };
+  const list = await help("keys", "list");
+  assert.match(list, /--json\s/);
+  assert.match(list, /--kv\s+IPINTEL_KV\s/);
+  assert.doesNotMatch(list, /--port\s|IPINTEL_FORWARDED_HEADER|IPINTEL_TLS_CERT/);
+  assert.match(list, /"ipintel serve --help" lists every one/);
+  assert.ok(list.split("\n").length < 25, `keys list --help: ${list.split("\n").length} lines`);
+  const data = await help("data");
+  assert.match(data, /--force\s/);
+  assert.match(data, /--sources\s+IPINTEL_SOURCES\s/);
+  assert.doesNotMatch(data, /--port\s/);
+  // serve reads them all: its help lists every one.
+  const serve = await help("serve");
+  assert.match(serve, /--port\s+PORT\s/);
+  assert.match(serve, /--forwarded-header\s+IPINTEL_FORWARDED_HEADER\s/);
+});

@@ -16,11 +16,12 @@ import { parseIp } from "../../src/ip/parse.ts";
 import { DEFAULT_DATA_DIR, defaultDataFile } from "../_helpers.ts";
 import {
   mmdblookup,
-  MMDBLOOKUP_SKIP_MESSAGE,
+  MMDBLOOKUP_MISSING,
   mmdblookupAvailable,
   runMmdblookup,
 } from "../_mmdblookup.ts";
 import { pythonWith } from "../_python.ts";
+import { ignoredName } from "../_skip.ts";
 import { startServe } from "../_serve_process.ts";
 import { makeCertificates, trustingFetch } from "./_tls.ts";
 
@@ -60,8 +61,17 @@ async function reference(ip: string) {
   return { record, network: formatNetwork(parseIp(ip), prefix) };
 }
 
+const GEOIP2_PYTHON = await pythonWith("import geoip2.webservice");
+const GEOIP2_STEP = ignoredName(
+  "python3-geoip2 (Debian): city, country and error classes",
+  GEOIP2_PYTHON ? null : "python3-geoip2 is not installed",
+);
+
 Deno.test({
-  name: "MaxMind's, ipinfo's and Debian's Python clients work unchanged against ipintel over HTTPS",
+  name: ignoredName(
+    "MaxMind's, ipinfo's and Debian's Python clients work unchanged against ipintel over HTTPS",
+    mmdblookupAvailable() ? null : MMDBLOOKUP_MISSING,
+  ),
   ignore: !mmdblookupAvailable(),
   async fn(t) {
     const dir = await Deno.makeTempDir({ prefix: "ipintel-compat-" });
@@ -168,41 +178,41 @@ Deno.test({
         assert.equal(await code(limited.country("8.8.8.8")), "OUT_OF_QUERIES 429");
       });
 
-      await t.step("python3-geoip2 (Debian): city, country and error classes", async () => {
-        const python = await pythonWith("import geoip2.webservice");
-        if (!python) {
-          console.log("SKIPPED: python3-geoip2 is not installed");
-          return;
-        }
-        const output = await new Deno.Command(python, {
-          args: ["-c", PYTHON_CLIENT, host, key, tight, JSON.stringify(FOUND)],
-          env: { REQUESTS_CA_BUNDLE: certs.caFile },
-        }).output();
-        const stderr = new TextDecoder().decode(output.stderr);
-        assert.ok(output.success, stderr);
-        const answers = JSON.parse(new TextDecoder().decode(output.stdout));
-        for (const ip of FOUND) {
-          const got = answers.found[ip];
-          const ours = await native(ip);
-          const { record, network } = await reference(ip);
-          assert.equal(got.country ?? got.registered, ours.geoLocation.countryCode, ip);
-          assert.equal(got.city, ours.geoLocation.city, ip);
-          assert.equal(got.latitude, ours.geoLocation.latitude, ip);
-          assert.equal(got.asn, ours.connection.asn_number, ip);
-          assert.equal(got.ip, ours.ip, ip);
-          assert.deepEqual(got.country_names, record.country?.names ?? {}, ip);
-          assert.equal(got.time_zone, record.location?.time_zone ?? null, ip);
-          assert.equal(got.network, network, ip);
-          assert.equal(got.country_only_city, null, ip);
-        }
-        assert.deepEqual(answers.errors, {
-          invalid: "ValueError",
-          reserved: "AddressNotFoundError",
-          not_found: "AddressNotFoundError",
-          me: "AddressNotFoundError", // the caller is 127.0.0.1: loopback
-          bad_key: "AuthenticationError",
-          limit: "OutOfQueriesError", // the tight key's budget went to the Node client
-        });
+      await t.step({
+        name: GEOIP2_STEP,
+        ignore: !GEOIP2_PYTHON,
+        fn: async () => {
+          const python = GEOIP2_PYTHON!;
+          const output = await new Deno.Command(python, {
+            args: ["-c", PYTHON_CLIENT, host, key, tight, JSON.stringify(FOUND)],
+            env: { REQUESTS_CA_BUNDLE: certs.caFile },
+          }).output();
+          const stderr = new TextDecoder().decode(output.stderr);
+          assert.ok(output.success, stderr);
+          const answers = JSON.parse(new TextDecoder().decode(output.stdout));
+          for (const ip of FOUND) {
+            const got = answers.found[ip];
+            const ours = await native(ip);
+            const { record, network } = await reference(ip);
+            assert.equal(got.country ?? got.registered, ours.geoLocation.countryCode, ip);
+            assert.equal(got.city, ours.geoLocation.city, ip);
+            assert.equal(got.latitude, ours.geoLocation.latitude, ip);
+            assert.equal(got.asn, ours.connection.asn_number, ip);
+            assert.equal(got.ip, ours.ip, ip);
+            assert.deepEqual(got.country_names, record.country?.names ?? {}, ip);
+            assert.equal(got.time_zone, record.location?.time_zone ?? null, ip);
+            assert.equal(got.network, network, ip);
+            assert.equal(got.country_only_city, null, ip);
+          }
+          assert.deepEqual(answers.errors, {
+            invalid: "ValueError",
+            reserved: "AddressNotFoundError",
+            not_found: "AddressNotFoundError",
+            me: "AddressNotFoundError", // the caller is 127.0.0.1: loopback
+            bad_key: "AuthenticationError",
+            limit: "OutOfQueriesError", // the tight key's budget went to the Node client
+          });
+        },
       });
 
       await t.step("node-ipinfo: lookupIp, getBatch and error classes", async () => {
@@ -260,8 +270,6 @@ Deno.test({
     }
   },
 });
-
-if (!mmdblookupAvailable()) console.log(MMDBLOOKUP_SKIP_MESSAGE);
 
 /** Drives geoip2.webservice.Client; prints one JSON object. argv: host, key, tight key, addresses. */
 const PYTHON_CLIENT = `

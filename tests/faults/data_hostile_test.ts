@@ -115,7 +115,7 @@ Deno.test("data: hostile sources are refused with their reason, memory bounded",
       clearInterval(sampler);
       const stderr = new TextDecoder().decode(out.stderr);
       assert.equal(out.code, 1, stderr);
-      assert.match(stderr, new RegExp(`source ${c.name} failed: .*${c.reason.source}`), stderr);
+      assert.match(stderr, new RegExp(`update: ${c.name}: FAILED: .*${c.reason.source}`), stderr);
       assert.deepEqual(await manifestProblems(dataDir), []);
       const lookup = await runCli(["lookup", "8.8.8.8", "--get", "asn_number"], env);
       assert.equal(JSON.parse(lookup.stdout).asn_number, 15169, "the installed data stays");

@@ -1,23 +1,34 @@
 /**
- * The CSV serialiser as it was, built with csv-stringify: the reference the
- * hand-written one (src/format/csv.ts) must match byte for byte.
+ * An independent CSV reference: what the spec and docs/decisions.md ("format")
+ * say a CSV answer is, applied to the JSON answer, with csv-stringify doing the
+ * quoting. It imports nothing from src/, so it can disagree with the
+ * hand-written writer (src/format/csv.ts), which must match it byte for byte.
+ *
+ * The rules, as stated there:
+ * - the rows are the JSON answer's `data`: each entry of `responseArray` for bulk,
+ *   else `data` itself (a value that is not an object is one column, `value`);
+ * - a column is a leaf's path from its row, keys joined with dots (spec 4.1:
+ *   "nested objects are flattened with dot notation"); an array is a leaf, written
+ *   as its JSON text; an empty object has no leaf;
+ * - the header is every column that occurs, in the order first met when the rows
+ *   are read with the failed items (those with an `error` object) moved last;
+ * - a row lacking a column has an empty cell; `null` is empty, booleans
+ *   `true`/`false`, numbers as JSON writes them;
+ * - a text cell starting with `=`, `+`, `-`, `@`, tab or CR gets a leading `'`,
+ *   except the forms the service writes itself: a UTC offset (`utc`), an offset
+ *   abbreviation (`abbr`, `+HHMM`) and a calling code (`dial_code`);
+ * - RFC 4180 with CRLF after every record, UTF-8 (a lone surrogate is U+FFFD).
  */
 
 import { stringify } from "csv-stringify/sync";
-import type { Json } from "../../src/types.ts";
-// The cell rules (text of a value, formula neutralising) are the service's, shared here:
-// this reference checks what csv-stringify did, the quoting and the rows' layout.
-import { cellText, isPlainObject } from "../../src/format/csv.ts";
 
-/** The record delimiter (RFC 4180). */
-const CSV_RECORD_DELIMITER = "\r\n";
-
-/** Column name of a row that is not an object (not produced by the service itself). */
-const VALUE_COLUMN = "value";
+/** A JSON value as the JSON answer carries it. */
+type Wire = null | boolean | number | string | Wire[] | { [key: string]: Wire };
+type WireObject = { [key: string]: Wire };
 
 const STRINGIFY_OPTIONS = {
   delimiter: ",",
-  record_delimiter: CSV_RECORD_DELIMITER,
+  record_delimiter: "\r\n",
   // Quote any field holding CR or LF, not only one holding the whole CRLF. csv-stringify
   // turns this off when `record_delimiter` is given, which would let a lone LF through.
   quote_record_delimiter: true,
@@ -27,57 +38,57 @@ const STRINGIFY_OPTIONS = {
   bom: false,
 } as const;
 
-/** Adds the cells of one (possibly nested) object, column names joined with dots. */
-function flatten(
-  value: { [key: string]: Json },
-  prefix: string,
-  cells: Map<string, string>,
-): void {
-  for (const key in value) {
-    const child = value[key]!;
-    const column = prefix === "" ? key : `${prefix}.${key}`;
-    if (isPlainObject(child)) flatten(child, column, cells);
-    else cells.set(column, cellText(key, child));
-  }
+function isObject(value: Wire): value is WireObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** The rows of a `data` object: `responseArray`'s entries for bulk, else `data` itself. */
-function rowsOf(data: Json): readonly Json[] {
-  if (isPlainObject(data)) {
-    const list = data.responseArray;
-    if (Array.isArray(list)) return list;
-  }
-  return [data];
+/** Every leaf of `value` as [its key path, its value], in key order. */
+function leaves(value: WireObject, path: readonly string[] = []): [string[], Wire][] {
+  return Object.entries(value).flatMap(([key, child]): [string[], Wire][] =>
+    isObject(child) ? leaves(child, [...path, key]) : [[[...path, key], child]]
+  );
 }
 
-/**
- * Serialises a `data` object as CSV: header row then one row per item. Returns the
- * empty string when there are no columns at all (an empty bulk list).
- *
- * @example renderCsv({ ip: "1.1.1.1", security: { isTor: false } })
- * // "ip,security.isTor\r\n1.1.1.1,false\r\n"
- */
-export function referenceCsv(data: Json): string {
-  const rows: Map<string, string>[] = [];
-  const failed: boolean[] = [];
-  for (const row of rowsOf(data)) {
-    const cells = new Map<string, string>();
-    if (isPlainObject(row)) flatten(row, "", cells);
-    else cells.set(VALUE_COLUMN, cellText("", row));
-    rows.push(cells);
-    failed.push(isPlainObject(row) && isPlainObject(row.error ?? null));
+/** Text the service writes in a fixed form, by leaf name: not a formula. */
+const OWN_FORMS: Record<string, RegExp> = {
+  utc: /^[+-][0-9]{2}:[0-9]{2}(:[0-9]{2})?$/,
+  abbr: /^[+-][0-9]{4}([0-9]{2})?$/,
+  dial_code: /^\+[0-9]{1,4}$/,
+};
+
+/** The cell of a leaf named `name`. */
+function cell(name: string, value: Wire): string {
+  if (value === null) return "";
+  if (typeof value === "string") {
+    const formula = ["=", "+", "-", "@", "\t", "\r"].includes(value.charAt(0));
+    return formula && !OWN_FORMS[name]?.test(value) ? `'${value}` : value;
   }
-  // Columns of the rows that succeeded first, then those only failed items have.
-  const columns = new Set<string>();
-  for (const pass of [false, true]) {
-    rows.forEach((cells, i) => {
-      if (failed[i] === pass) { for (const column of cells.keys()) columns.add(column); }
-    });
+  return JSON.stringify(value); // numbers, booleans and arrays as JSON writes them
+}
+
+/** The columns of one row, name → cell (a name met twice keeps the later value, as JSON does). */
+function rowCells(row: Wire): Map<string, string> {
+  if (!isObject(row)) return new Map([["value", cell("", row)]]);
+  return new Map(leaves(row).map(([path, value]) => [path.join("."), cell(path.at(-1)!, value)]));
+}
+
+/** Serialises the `data` of an answer as CSV; "" when there is no column at all. */
+export function referenceCsv(data: unknown): string {
+  // The JSON answer: what a client of format=json receives for the same request.
+  const answer = JSON.parse(JSON.stringify(data)) as Wire;
+  const list = isObject(answer) && Array.isArray(answer.responseArray)
+    ? answer.responseArray
+    : [answer];
+  const rows = list.map((row) => ({
+    failed: isObject(row) && isObject(row.error ?? null),
+    cells: rowCells(row),
+  }));
+  const headerOrder = [...rows.filter((r) => !r.failed), ...rows.filter((r) => r.failed)];
+  const header: string[] = [];
+  for (const { cells } of headerOrder) {
+    for (const column of cells.keys()) if (!header.includes(column)) header.push(column);
   }
-  if (columns.size === 0) return "";
-  const header = [...columns];
-  const records: string[][] = [header];
-  for (const cells of rows) records.push(header.map((column) => cells.get(column) ?? ""));
-  const body = stringify(records, STRINGIFY_OPTIONS);
-  return body.isWellFormed() ? body : body.toWellFormed();
+  if (header.length === 0) return "";
+  const records = [header, ...rows.map(({ cells }) => header.map((c) => cells.get(c) ?? ""))];
+  return stringify(records, STRINGIFY_OPTIONS).toWellFormed();
 }

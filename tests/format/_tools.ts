@@ -21,8 +21,10 @@ export const HAS_XMLLINT = installed("xmllint", ["--version"]);
 /** Whether python3 can be run. */
 export const HAS_PYTHON = installed("python3", ["--version"]);
 
-if (!HAS_XMLLINT) console.log("SKIPPED: xmllint not installed");
-if (!HAS_PYTHON) console.log("SKIPPED: python3 not installed");
+/** Why a test that needs xmllint is ignored (in its name), or null. */
+export const NO_XMLLINT = HAS_XMLLINT ? null : "xmllint not installed";
+/** Why a test that needs python3 is ignored (in its name), or null. */
+export const NO_PYTHON = HAS_PYTHON ? null : "python3 not installed";
 
 /** Runs a command with `input` (UTF-8) on stdin. */
 export async function runWithInput(

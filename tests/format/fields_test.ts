@@ -19,8 +19,8 @@ function pathsOf(value: unknown, prefix = ""): string[] {
   return out;
 }
 
-Deno.test("FIELDS lists every path of a full LookupResult, in layout order, then the opt-in risk group", () => {
-  const own = FIELDS.filter((f) => f.segments[0] !== "risk");
+Deno.test("FIELDS lists every path of a full LookupResult, in layout order, then the opt-in risk and network", () => {
+  const own = FIELDS.filter((f) => f.segments[0] !== "risk" && f.segments[0] !== "network");
   assert.deepEqual(own.map((f) => f.path), pathsOf(sampleResult()));
   assert.deepEqual(FIELDS.slice(own.length).map((f) => f.path), [
     "risk",
@@ -29,6 +29,7 @@ Deno.test("FIELDS lists every path of a full LookupResult, in layout order, then
     "risk.provider",
     "risk.matches",
     "risk.reason",
+    "network",
   ]);
   assert.deepEqual(FIELDS.map((f) => f.order), FIELDS.map((_, i) => i));
 });
@@ -70,7 +71,8 @@ Deno.test("bare names include userAgent's parts but not the names inside them", 
 
 Deno.test("LISTED_NAMES is ip, then each group followed by its bare names", () => {
   assert.deepEqual(LISTED_NAMES.slice(0, 4), ["ip", "geoLocation", "continent", "continentCode"]);
-  assert.equal(LISTED_NAMES.length, 1 + GROUP_NAMES.length + BARE_NAMES.length);
+  // The top-level leaves: ip and the opt-in network.
+  assert.equal(LISTED_NAMES.length, 2 + GROUP_NAMES.length + BARE_NAMES.length);
   assert.ok(LISTED_NAMES.indexOf("security") < LISTED_NAMES.indexOf("isThreat"));
 });
 

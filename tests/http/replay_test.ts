@@ -52,8 +52,11 @@ Deno.test("the pipeline answers every recorded request exactly as the server did
     );
     const text = new TextDecoder().decode(await response.arrayBuffer());
     assert.equal(response.status, status, label);
+    // Added since the recordings, on every answer: which data set answered.
+    assert.equal(response.headers.get("x-data-version"), services.current.data.version.id, label);
     const got = [...response.headers]
       .filter(([name]) => name !== "content-length" || request.method === "HEAD")
+      .filter(([name]) => name !== "x-data-version")
       .sort();
     assert.deepEqual(got, headers, label);
     assert.equal(text, body, label);

@@ -18,15 +18,16 @@ import {
 } from "../../src/mmdb/writer/writer.ts";
 import { build, keyOf, MAX_V4, MAX_V6, Model, open, randBig, v4, v6 } from "./_fixtures.ts";
 import {
-  MMDBLOOKUP_SKIP_MESSAGE,
+  MMDBLOOKUP_MISSING,
   mmdblookupAvailable,
   runMmdblookup,
   type Typed,
 } from "../_mmdblookup.ts";
 import { seededRandom } from "../_random.ts";
+import { ignoredName } from "../_skip.ts";
 
 const available = mmdblookupAvailable();
-if (!available) console.log(MMDBLOOKUP_SKIP_MESSAGE);
+const missing = available ? null : MMDBLOOKUP_MISSING;
 
 /** Runs the test body with the database in a temp file. */
 function withFile(bytes: Uint8Array, fn: (file: string) => Promise<void>): () => Promise<void> {
@@ -124,7 +125,10 @@ const RECORD: Record<string, MmdbValue> = {
 };
 
 Deno.test({
-  name: "mmdblookup: every data type, via IPv4, IPv6, ::ffff:, 6to4 and Teredo addresses",
+  name: ignoredName(
+    "mmdblookup: every data type, via IPv4, IPv6, ::ffff:, 6to4 and Teredo addresses",
+    missing,
+  ),
   ignore: !available,
   fn: () =>
     withFile(
@@ -200,7 +204,10 @@ function randomDb(seed: number, recordSize?: 24 | 28 | 32) {
 }
 
 Deno.test({
-  name: "mmdblookup: random ranges agree with the model and with mmdb-lib's prefix lengths",
+  name: ignoredName(
+    "mmdblookup: random ranges agree with the model and with mmdb-lib's prefix lengths",
+    missing,
+  ),
   ignore: !available,
   fn: async () => {
     const { bytes, model, probes } = randomDb(42);
@@ -220,7 +227,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "mmdblookup: record sizes 24/28/32 and metadata via --verbose",
+  name: ignoredName("mmdblookup: record sizes 24/28/32 and metadata via --verbose", missing),
   ignore: !available,
   fn: async () => {
     for (const size of [24, 28, 32] as const) {
@@ -261,7 +268,10 @@ Deno.test({
 });
 
 Deno.test({
-  name: "mmdblookup: 28-bit records above 2^24, shared values behind pointers",
+  name: ignoredName(
+    "mmdblookup: 28-bit records above 2^24, shared values behind pointers",
+    missing,
+  ),
   ignore: !available,
   fn: async () => {
     const country = { iso_code: "DE", names: { en: "Germany", de: "Deutschland" } };
@@ -289,7 +299,10 @@ Deno.test({
 });
 
 Deno.test({
-  name: "mmdblookup: edge ranges (whole spaces, single addresses, first and last)",
+  name: ignoredName(
+    "mmdblookup: edge ranges (whole spaces, single addresses, first and last)",
+    missing,
+  ),
   ignore: !available,
   fn: async () => {
     const cases: [string, string, string[], string[]][] = [

@@ -6,7 +6,7 @@ import { testServer } from "./_server.ts";
 
 const KEY = "ipi_SuperSecretKeyValue0123456789";
 
-Deno.test("one JSON line per request: time, id, method, route, status, duration, bytes, client", async () => {
+Deno.test("one JSON line per request: time, id, method, route, status, duration, bytes, client, data version", async () => {
   const t = await testServer({ log: "on" });
   const response = await t.request("/ip/81.2.69.142", {}, "81.2.69.142");
   const body = await response.text();
@@ -22,6 +22,7 @@ Deno.test("one JSON line per request: time, id, method, route, status, duration,
     "durationMs",
     "bytes",
     "client",
+    "dataVersion",
   ]);
   assert.ok(Math.abs(Date.parse(entry.time) - Date.now()) < 60_000, entry.time);
   assert.equal(entry.requestId, response.headers.get("x-request-id"));

@@ -9,6 +9,7 @@ import { FIXED_NOW, fixtureDataSet, fixtureLookup, writeFixtureDataDir } from ".
 import { openDataSet } from "../../src/sources/data_set.ts";
 import { parsePrometheus, type Sample, sampleValue, testServer } from "./_server.ts";
 import { pythonWith } from "../_python.ts";
+import { ignoredName } from "../_skip.ts";
 
 const scrape = async (t: Awaited<ReturnType<typeof testServer>>, headers: HeadersInit = {}) => {
   const response = await t.request("/metrics", { headers });
@@ -171,14 +172,16 @@ Deno.test("IPINTEL_METRICS=false: /metrics is not served and requests still answ
   assert.equal(samples.filter((s) => s.name === "ipintel_http_requests_total").length, 0);
 });
 
-Deno.test("the exposition parses with the Prometheus Python client (independent check)", async () => {
-  const python = await pythonWith("import prometheus_client.parser");
-  if (!python) {
-    console.log(
-      "SKIPPED: no python3 with prometheus_client (apt install python3-prometheus-client)",
-    );
-    return;
-  }
+const PROMETHEUS_PYTHON = await pythonWith("import prometheus_client.parser");
+const PROMETHEUS_TEST = ignoredName(
+  "the exposition parses with the Prometheus Python client (independent check)",
+  PROMETHEUS_PYTHON
+    ? null
+    : "no python3 with prometheus_client (apt install python3-prometheus-client)",
+);
+
+Deno.test(PROMETHEUS_TEST, { ignore: !PROMETHEUS_PYTHON }, async () => {
+  const python = PROMETHEUS_PYTHON!;
   const t = await testServer({ log: "off" });
   await (await t.request("/ip/81.2.69.142")).text();
   await (await t.request("/ip/nope")).text();

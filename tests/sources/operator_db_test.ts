@@ -211,7 +211,8 @@ Deno.test("GET /status lists each source's data date, age, count, licence, and a
       name: "tor-exits",
       kind: "tor",
       status: "absent",
-      reason: 'Not downloaded yet: run "deno task ipintel data update"',
+      reason:
+        'Not installed yet: the server\'s scheduled update fetches it, or "deno task ipintel data update"',
     });
     const none = createApp({
       services: { current: null },

@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
-import { parseSourcesFile } from "../../src/sources/sources_file.ts";
+import { pathToFileURL } from "node:url";
+import { parseSourcesFile, SourcesFileError } from "../../src/sources/sources_file.ts";
+import { ConfigError } from "../../src/config.ts";
+import { runCli } from "../_cli.ts";
 
 const parse = (source: Record<string, unknown>) =>
   parseSourcesFile({ sources: [{ url: "https://example.com/x", ...source }] }, "s.json")
@@ -50,5 +53,52 @@ Deno.test("sources file: provider, minCount and the location kind are checked", 
   ];
   for (const [source, expected] of refused) {
     assert.throws(() => parse(source), expected, JSON.stringify(source));
+  }
+});
+
+Deno.test("sources file: file:// URLs and paths (relative to the file) name local sources", () => {
+  const at = (url: string, label = "/etc/ipintel/sources.json") =>
+    parseSourcesFile(
+      { sources: [{ name: "t", kind: "tor", format: "ip-list", url }] },
+      label,
+    ).sources[0]!.url;
+  assert.equal(at("file:///srv/feeds/tor.txt"), "file:///srv/feeds/tor.txt");
+  assert.equal(at("file://localhost/srv/feeds/tor.txt"), "file:///srv/feeds/tor.txt");
+  assert.equal(at("feeds/tor.txt"), "file:///etc/ipintel/feeds/tor.txt");
+  assert.equal(at("../feeds/tor list.txt"), "file:///etc/feeds/tor%20list.txt");
+  assert.equal(at("/srv/tor.txt"), "file:///srv/tor.txt");
+  assert.equal(at("tor.txt", "relative.json"), pathToFileURL(`${Deno.cwd()}/tor.txt`).href);
+  assert.equal(at("https://example.com/tor"), "https://example.com/tor");
+  for (const url of ["ftp://example.com/tor", "file://otherhost/tor.txt", "data:,1.2.3.4"]) {
+    assert.throws(
+      () => at(url),
+      /url ".*": expected an http\(s\) URL, a file:\/\/ URL or a path/,
+      url,
+    );
+  }
+  assert.throws(() => at("ftp://x/y"), SourcesFileError);
+  assert.throws(() => at("ftp://x/y"), ConfigError, "a configuration error: exit status 2");
+});
+
+Deno.test("data update with an invalid sources file exits 2, naming the file and the entry", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ipintel-sources-" });
+  try {
+    await Deno.writeTextFile(
+      `${dir}/sources.json`,
+      JSON.stringify({
+        sources: [{ name: "t", kind: "tor", format: "ip-list", url: "gopher://x/tor" }],
+      }),
+    );
+    const { code, stderr } = await runCli(
+      ["data", "update", "--data-dir", dir, "--sources", `${dir}/sources.json`],
+      {},
+    );
+    assert.equal(code, 2, stderr);
+    assert.match(
+      stderr,
+      new RegExp(`Invalid sources file ${dir}/sources.json: sources\\[0\\] \\(t\\) url`),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

@@ -6,8 +6,9 @@
 
 import assert from "node:assert/strict";
 import { verifyMmdb } from "../../src/sources/verify_mmdb.ts";
-import { mmdblookupAvailable, runMmdblookup } from "../_mmdblookup.ts";
+import { MMDBLOOKUP_MISSING, mmdblookupAvailable, runMmdblookup } from "../_mmdblookup.ts";
 import { mapRecord, rawMmdb } from "../mmdb/_raw.ts";
+import { ignoredName } from "../_skip.ts";
 
 /** Each case: the data section of one record (a map at offset 0, for 1.2.3.0/24). */
 const CASES: { rule: string; data: number[]; error: RegExp; libmaxminddb: boolean }[] = [
@@ -117,7 +118,10 @@ for (const c of CASES) {
 }
 
 Deno.test({
-  name: "mmdblookup (libmaxminddb) refuses the same files that it decodes strictly",
+  name: ignoredName(
+    "mmdblookup (libmaxminddb) refuses the same files that it decodes strictly",
+    mmdblookupAvailable() ? null : MMDBLOOKUP_MISSING,
+  ),
   ignore: !mmdblookupAvailable(),
   fn: async () => {
     const dir = await Deno.makeTempDir({ prefix: "ipintel-strict-" });

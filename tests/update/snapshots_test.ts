@@ -11,10 +11,11 @@ import { openDataSet } from "../../src/sources/data_set.ts";
 import type { SourceSpec } from "../../src/sources/sources_file.ts";
 import { createUserAgentParser } from "../../src/ua/parse.ts";
 import { feedSource, startFeedServer, update, writeBaseDataDir } from "./_feed_server.ts";
+import { ignoredName } from "../_skip.ts";
 
 const SNAPSHOTS = new URL("../../../shared/data/feeds/", import.meta.url).pathname;
 const present = await Deno.stat(`${SNAPSHOTS}SAMPLES.tsv`).then(() => true, () => false);
-if (!present) console.log("SKIPPED: ../shared/data/feeds not present");
+const absent = present ? null : "../shared/data/feeds not present";
 
 const FORMATS: Record<string, SourceSpec["format"]> = {
   "aws_ip-ranges.json": "aws-json",
@@ -39,7 +40,10 @@ function samples(): { file: string; ip: string; member: boolean }[] {
 }
 
 Deno.test({
-  name: "data update from every shared snapshot answers each SAMPLES.tsv and SAMPLES-2.tsv row",
+  name: ignoredName(
+    "data update from every shared snapshot answers each SAMPLES.tsv and SAMPLES-2.tsv row",
+    absent,
+  ),
   ignore: !present,
   async fn() {
     const rows = samples();
@@ -77,8 +81,10 @@ Deno.test({
 });
 
 Deno.test({
-  name:
+  name: ignoredName(
     "data update from the snapshots as the default kinds: a Tor exit is isTor true, isThreat high",
+    absent,
+  ),
   ignore: !present,
   async fn() {
     const server = startFeedServer();

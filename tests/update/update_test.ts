@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { parseFieldSelection } from "../../src/format/mod.ts";
 import { Hono } from "hono";
+import type { AppEnv } from "../../src/http/env.ts";
+import { pinDataSet } from "../../src/http/middleware/data_version.ts";
 import type { ServiceSlot } from "../../src/http/service_slot.ts";
 import { statusRoute } from "../../src/http/status_route.ts";
 import { createLookup } from "../../src/lookup/lookup.ts";
@@ -173,7 +175,8 @@ Deno.test("/status shows an installed source whose last update failed, and why",
     await update(dataDir, [tor!]);
     const data = await openDataSet(dataDir);
     const services = { current: { data, lookup: await lookupIn(dataDir) } };
-    const status = (s: ServiceSlot) => new Hono().get("/status", statusRoute(s)).request("/status");
+    const status = (s: ServiceSlot) =>
+      new Hono<AppEnv>().use(pinDataSet(s)).get("/status", statusRoute()).request("/status");
     const body = await (await status(services)).json();
     const shown = body.data.sources.find((s: { name: string }) => s.name === "tor-exits");
     assert.equal(shown.status, "installed"); // still served
@@ -390,6 +393,58 @@ Deno.test("data update: a database source renamed (replaced) leaves the manifest
       null,
       "old file removed",
     );
+  });
+});
+
+Deno.test("data update never retires a working database until its replacement is installed", async () => {
+  await withServer(async (server, dataDir) => {
+    server.routes.set("/old.mmdb", { body: cityDb("GeoIP2-City") });
+    const old = { ...feedSource(server, "old-city", "city", "/old.mmdb"), format: "mmdb" as const };
+    await update(dataDir, [old]);
+    const working = entry(await manifestOf(dataDir), "old-city");
+    // Its replacement fails (a missing file): the old one stays, and says why.
+    const other = {
+      ...feedSource(server, "other-city", "city", "/missing.mmdb"),
+      format: "mmdb" as const,
+    };
+    const failed = await update(dataDir, [other]);
+    assert.deepEqual(failed.outcomes.map((o) => o.status), ["failed"]);
+    let manifest = await manifestOf(dataDir);
+    assert.deepEqual(entry(manifest, "old-city"), working, "kept as it was");
+    assert.match(
+      manifest.failures?.["old-city"]?.reason ?? "",
+      /^kept: other-city is to replace it and is not installed \(HTTP 404 \(not found\)/,
+    );
+    assert.ok(
+      failed.progress.some((line) => line.startsWith("old-city: kept: other-city")),
+      failed.progress.join("\n"),
+    );
+    assert.equal((await lookupIn(dataDir))("81.2.69.142").geoLocation.countryCode, "GB");
+    // /status shows an installed source's failure (lastUpdateFailed): the kept one, and why.
+    const data = await openDataSet(dataDir);
+    assert.ok(data.installed.some((s) => s.name === "old-city"));
+    assert.match(data.manifest.failures?.["old-city"]?.reason ?? "", /other-city is to replace/);
+
+    // Once the replacement installs, the old one goes.
+    server.routes.set("/missing.mmdb", { body: cityDb("GeoIP2-City") });
+    await update(dataDir, [other]);
+    manifest = await manifestOf(dataDir);
+    assert.deepEqual(manifest.sources.filter((e) => e.kind === "city").map((e) => e.name), [
+      "other-city",
+    ]);
+    assert.equal(manifest.failures, undefined);
+  });
+});
+
+Deno.test("data update keeps the last City and ASN databases when the sources file names none", async () => {
+  await withServer(async (server, dataDir) => {
+    const sources = serveFixtures(server).slice(0, 1); // a Tor list, and no database
+    // No base ASN source either: the sources file has lists only.
+    await update(dataDir, sources, { sources });
+    const manifest = await manifestOf(dataDir);
+    assert.ok(manifest.sources.some((e) => e.kind === "asn"), "the ASN database stays");
+    assert.match(manifest.failures?.["test-asn"]?.reason ?? "", /names no City or ASN database/);
+    assert.equal((await lookupIn(dataDir))("185.220.101.82").security.isTor, true);
   });
 });
 

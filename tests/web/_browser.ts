@@ -12,7 +12,7 @@ const ROOT = new URL("../..", import.meta.url);
 export const CHROMIUM = "/usr/bin/chromium";
 export const OUTPUT_DIR = new URL("./output/", import.meta.url).pathname;
 
-/** Whether Chromium is installed; when not, the browser tests are skipped with a SKIPPED line. */
+/** Whether Chromium is installed; when not, the browser tests are ignored, saying why in their names. */
 export function chromiumAvailable(): boolean {
   try {
     return Deno.statSync(CHROMIUM).isFile;

@@ -16,9 +16,10 @@ import {
   startServer,
 } from "./_browser.ts";
 import { LISTED, writeListedDataDir } from "./_lists.ts";
+import { ignoredName } from "../_skip.ts";
 
 const available = chromiumAvailable();
-if (!available) console.log("SKIPPED: chromium not available (no /usr/bin/chromium)");
+const missing = available ? null : "chromium not available (no /usr/bin/chromium)";
 
 const options = { ignore: !available, sanitizeResources: false, sanitizeOps: false };
 
@@ -73,7 +74,10 @@ async function withServer(
 }
 
 Deno.test({
-  name: "the page looks up a typed address: country, ASN and a marker on the offline map",
+  name: ignoredName(
+    "the page looks up a typed address: country, ASN and a marker on the offline map",
+    missing,
+  ),
   ...options,
   fn: () =>
     withServer({}, async (server, page, dir) => {
@@ -211,7 +215,10 @@ Deno.test({
 });
 
 Deno.test({
-  name: "the page explains the verdict: the reason and every list that names the address",
+  name: ignoredName(
+    "the page explains the verdict: the reason and every list that names the address",
+    missing,
+  ),
   ...options,
   fn: async () => {
     const { dataDir, sourcesFile } = await writeListedDataDir();
@@ -262,7 +269,54 @@ Deno.test({
 });
 
 Deno.test({
-  name: "the page is readable at 360 px wide, and nothing moves when the answer arrives",
+  name: ignoredName(
+    "the answer's AS number opens the AS view: its name, size, lists and prefixes from /asn/{n}",
+    missing,
+  ),
+  ...options,
+  fn: () =>
+    withServer({}, async (server, page) => {
+      const problems = watchProblems(page);
+      await page.goto(`${server.origin}/?ip=8.8.8.8`, { waitUntil: "networkidle0" });
+      await textWhen(page, "#d-asn", /^AS15169$/);
+      assert.ok(await page.$eval("#as-section", (e) => (e as HTMLElement).hidden));
+      // Keyboard: the link takes focus, Enter opens the view.
+      await page.focus("#d-asn a");
+      await page.keyboard.press("Enter");
+      assert.equal(await textWhen(page, "#as-status", /Showing/), "Showing AS15169");
+      const expected = (await (await fetch(`${server.origin}/asn/15169`)).json()).data;
+      assert.equal(await page.$eval("#as-h", (e) => e.textContent), "AS15169");
+      assert.equal(
+        await page.$eval(":focus", (e) => e.id),
+        "as-h",
+        "focus moves to the view",
+      );
+      assert.match(await page.$eval("#d-as-name", (e) => e.textContent!), /Google/);
+      assert.equal(
+        await page.$eval("#d-as-ipv4", (e) => e.textContent),
+        `${expected.counts.ipv4Prefixes.toLocaleString("en-US")} prefixes, ${
+          expected.counts.ipv4Addresses.toLocaleString("en-US")
+        } addresses`,
+      );
+      // The default data has no lists.
+      assert.equal(await page.$eval("#d-as-lists", (e) => e.textContent), "On no list installed");
+      const prefixes = await page.$$eval("#as-prefixes li", (li) => li.map((e) => e.textContent));
+      assert.deepEqual(prefixes, [...expected.prefixes.ipv4, ...expected.prefixes.ipv6]);
+      assert.ok(prefixes.includes("8.8.8.0/24"));
+      await page.$eval("#as-section details", (e) => (e as HTMLDetailsElement).open = true);
+      await Deno.mkdir(OUTPUT_DIR, { recursive: true });
+      const view = await page.$("#as-section");
+      await view!.screenshot({ path: `${OUTPUT_DIR}/as-view.png` });
+      // The caller (127.0.0.1) has no data in the default data: its 404 is expected.
+      assert.deepEqual(problems.filter((p) => p !== "404 /me"), []);
+    }),
+});
+
+Deno.test({
+  name: ignoredName(
+    "the page is readable at 360 px wide, and nothing moves when the answer arrives",
+    missing,
+  ),
   ...options,
   fn: () =>
     withServer({}, async (server, page) => {
@@ -297,8 +351,10 @@ Deno.test({
 });
 
 Deno.test({
-  name:
+  name: ignoredName(
     "with IPINTEL_AUTH=required the page asks for a key, keeps it in the browser, never in the URL",
+    missing,
+  ),
   ...options,
   fn: async () => {
     let key = "";
@@ -336,7 +392,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "over the limit the page says when to retry (Retry-After)",
+  name: ignoredName("over the limit the page says when to retry (Retry-After)", missing),
   ...options,
   fn: () =>
     withServer(

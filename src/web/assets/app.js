@@ -302,7 +302,7 @@ function showAnswer(data) {
       ? `${currency.name} (${joined([currency.code, currency.symbol], " ")})`
       : null,
   );
-  set("asn", typeof connection.asn_number === "number" ? `AS${connection.asn_number}` : null);
+  showAsLink(connection.asn_number);
   set("org", connection.org || connection.asn_org);
   set("isp", joined([connection.isp, connection.connection_type, connection.domain]));
   set("useragent", userAgentText(data.userAgent));
@@ -315,6 +315,85 @@ function showAnswer(data) {
   byId("d-verdict").dataset.level = verdict || "unknown";
   showRisk(data.risk);
   showPin(data);
+}
+
+// ---- The AS view -------------------------------------------------------------
+
+/** The answer's AS number as a link to its AS view (the API's /asn/{n} without a script). */
+function showAsLink(asn) {
+  if (typeof asn !== "number") return set("asn", null);
+  const link = document.createElement("a");
+  link.href = `/asn/${asn}`;
+  link.textContent = `AS${asn}`;
+  link.title = "Its prefixes, size and the lists naming it";
+  link.addEventListener("click", (event) => {
+    event.preventDefault();
+    showAs(asn);
+  });
+  byId("d-asn").replaceChildren(link);
+}
+
+/** Prefixes listed on the page at most; the API answers them all (CSV: one a row). */
+const PREFIXES_SHOWN = 1000;
+
+const count = (n) => n.toLocaleString();
+
+function asStatus(text) {
+  byId("as-status").textContent = text || "\u00a0";
+}
+
+function showAsData(data) {
+  const { counts, prefixes, lists } = data;
+  byId("as-h").textContent = `AS${data.asn}`;
+  set("as-name", joined([data.name, data.country], " · "));
+  set(
+    "as-ipv4",
+    `${count(counts.ipv4Prefixes)} prefixes, ${count(counts.ipv4Addresses)} addresses`,
+  );
+  set(
+    "as-ipv6",
+    `${count(counts.ipv6Prefixes)} prefixes, ${count(counts.ipv6Slash64s)} /64 networks`,
+  );
+  if (lists.length === 0) set("as-lists", "On no list installed");
+  else {
+    const list = document.createElement("ul");
+    list.className = "matches";
+    for (const { source, kind, ipv4Addresses, ipv6Slash64s } of lists) {
+      const item = document.createElement("li");
+      item.textContent = `${source} (${kind}): ${
+        joined([
+          ipv4Addresses ? `${count(ipv4Addresses)} IPv4 addresses` : null,
+          ipv6Slash64s ? `${count(ipv6Slash64s)} IPv6 /64s` : null,
+        ])
+      }`;
+      list.append(item);
+    }
+    byId("d-as-lists").replaceChildren(list);
+  }
+  const all = [...prefixes.ipv4, ...prefixes.ipv6];
+  const shown = all.slice(0, PREFIXES_SHOWN);
+  byId("as-prefixes").replaceChildren(...shown.map((prefix) => {
+    const item = document.createElement("li");
+    item.textContent = prefix;
+    return item;
+  }));
+  byId("as-prefixes-summary").textContent = all.length > shown.length
+    ? `The first ${count(shown.length)} of ${count(all.length)} prefixes`
+    : `All ${count(all.length)} prefixes`;
+}
+
+/** Fetches /asn/{n} (with the key, as every call) and shows the AS under the answer. */
+function showAs(asn) {
+  const section = byId("as-section");
+  section.hidden = false;
+  asStatus(`Looking up AS${asn}…`);
+  return withKey(async () => {
+    const response = await api(`/asn/${asn}`);
+    const { data } = await response.json();
+    showAsData(data);
+    asStatus(`Showing AS${data.asn}`);
+    byId("as-h").focus();
+  }, asStatus);
 }
 
 function lookupStatus(text) {
