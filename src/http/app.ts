@@ -244,8 +244,9 @@ function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: Handler<AppEnv> } {
       const served = current(c); // 503 while loading, before a unit is charged
       const refusal = await admission.charge(c, c.get("caller"), 1);
       if (refusal) throw refusal;
-      // A Response of its own: Hono's c.body would copy its several headers twice.
-      return new Response(null, gate.answer(served, address));
+      // A Response of its own (made once per distinct answer, then cloned): building
+      // its several headers costs more than the decision.
+      return gate.respond(served, address);
     },
     // Up to IPINTEL_BULK_MAX addresses answered whole; a longer list, or NDJSON, streamed.
     "/bulk/{ip_list}": (c) => {

@@ -6,11 +6,13 @@
 import { DecisionCounter } from "./counter.ts";
 import { authAnswer, type Decision, judge, type Served } from "./decide.ts";
 import { type LoadedPolicy, policyStatus, readPolicyFile, watchPolicyFile } from "./file.ts";
+import { AuthResponses } from "./response.ts";
 
 export class PolicyGate {
   #loaded: LoadedPolicy;
   #watch: { close(): void } | null = null;
   readonly counter: DecisionCounter;
+  readonly #responses = new AuthResponses();
 
   /** `counter`: the server's shared counts (every isolate's); absent, this gate's own. */
   constructor(loaded: LoadedPolicy, counter: DecisionCounter = new DecisionCounter()) {
@@ -56,6 +58,11 @@ export class PolicyGate {
   /** The forward-auth answer for the client address: 204 or 403, the headers, no body. */
   answer(served: Served, address: string): ReturnType<typeof authAnswer> {
     return authAnswer(this.decide(served, address));
+  }
+
+  /** The same answer as the `GET /auth` Response the route returns (its headers are set after). */
+  respond(served: Served, address: string): Response {
+    return this.#responses.responseFor(this.decide(served, address));
   }
 
   /** The `policy` part of `/status`. */

@@ -209,3 +209,21 @@ Deno.test("the server: decision counts in /metrics, the version in /status, the 
     );
   });
 });
+
+Deno.test("each Response is the gate's own copy: headers set on one never reach the next", async () => {
+  await withGate(async (gate) => {
+    const data = await gateDataSet();
+    const served = { data, lookup: await fixtureLookup(undefined, data) };
+    const first = gate.respond(served, "8.8.8.8");
+    first.headers.set("x-request-id", "one");
+    first.headers.set("x-ip-country", "changed by a middleware");
+    const second = gate.respond(served, "8.8.8.8");
+    assert.equal(second.status, 403);
+    assert.equal(second.headers.get("x-request-id"), null);
+    assert.equal(second.headers.get("x-ip-country"), "US");
+    assert.equal(await second.text(), "");
+    // Another answer is its own Response, not the cached one.
+    const gb = gate.respond(served, "81.2.69.160");
+    assert.deepEqual([gb.status, gb.headers.get("x-ip-country")], [204, "GB"]);
+  });
+});
