@@ -1,9 +1,15 @@
-/** The only module that knows mmdb-lib: opens MaxMind DB bytes behind our own interface. */
+/**
+ * Opens MaxMind DB bytes behind our own interface: the lookup path walks the
+ * tree (tree.ts) and decodes records (decoder.ts) itself; mmdb-lib, through its
+ * public API only, reads the metadata and answers the text-address methods.
+ * The only module that knows mmdb-lib.
+ */
 
 import { Buffer } from "node:buffer";
 import { Reader } from "mmdb-lib";
 import { LruCache } from "../cache/lru.ts";
 import { DEFAULT_RECORD_CACHE_SIZE } from "../config.ts";
+import { createDataDecoder } from "./decoder.ts";
 import { createPrefixLength, createTreeWalk } from "./tree.ts";
 
 /** A record of a database that does not decode: a server fault, never the caller's. */
@@ -49,13 +55,19 @@ export interface MmdbDatabase<T> {
   prefixLength(address: Uint8Array): number;
   /** mmdb-lib's own walk, with the prefix length of the network found. */
   getWithPrefixLength(ip: string): [T | null, number];
-  /** Hits and misses of the decoded-record cache so far (for metrics). */
+  /**
+   * Hits and misses of the decoded-record cache so far (for metrics): a lookup that
+   * reaches data counts once for its record and, when decoded, once per value it
+   * shares with other records through a pointer (map keys aside: the decoder keeps those).
+   */
   cacheCounts(): { hits: number; misses: number };
 }
 
 /**
  * Opens a database held in memory. Decoded records are cached by their data
- * offset (bounded LRU), so a warm lookup skips decoding entirely.
+ * offset (bounded LRU), so a warm lookup skips decoding entirely; the values
+ * records share through pointers are entries of the same cache, decoded once
+ * and shared while cached.
  * Throws when the bytes are not a valid MaxMind DB. A record that does not
  * decode (a corrupt pointer inside it) throws `CorruptRecordError` naming
  * `label` and the data offset, at each lookup that reaches it.
@@ -66,20 +78,13 @@ export function openMmdb<T>(
 ): MmdbDatabase<T> {
   const label = options.label ?? "MaxMind DB";
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  // Records and the values they share through pointers, by data offset: one LRU, as
+  // mmdb-lib kept them, so IPINTEL_CACHE_SIZE bounds both (and their memory) together.
   const cache = new LruCache<number, unknown>(options.cacheSize ?? DEFAULT_RECORD_CACHE_SIZE);
-  // mmdb-lib caches a {value, offset} pair per data offset and reads only its value
-  // (3.0.3): keeping the value alone saves an object per entry; a hit makes a fresh
-  // pair, which dies young.
-  const values = {
-    get: (offset: string | number) => {
-      const value = cache.get(offset as number);
-      return value === undefined ? undefined : { value, offset: 0 };
-    },
-    set: (offset: string | number, decoded: { value: unknown }) =>
-      cache.set(offset as number, decoded.value),
-  };
+  // mmdb-lib serves only the text-address methods (load checks, tests, the rare
+  // network of an Anonymous-IP match): a small cache of its own is enough there.
   // deno-lint-ignore no-explicit-any
-  const reader = new Reader<any>(buffer, { cache: values });
+  const reader = new Reader<any>(buffer, { cache: new LruCache(MMDB_LIB_CACHE_SIZE) });
   const m = reader.metadata;
   const metadata: MmdbMetadata = Object.freeze({
     databaseType: m.databaseType,
@@ -92,7 +97,13 @@ export function openMmdb<T>(
     recordSize: m.recordSize,
   });
   const walk = createTreeWalk(bytes, metadata);
-  const resolve = dataResolver<T>(reader);
+  const dataStart = metadata.nodeCount * metadata.recordSize / 4 + 16;
+  const dataEnd = metadataStart(bytes);
+  if (dataStart > dataEnd) {
+    throw new Error(`a search tree of ${metadata.nodeCount} nodes does not fit the file`);
+  }
+  const decode = createDataDecoder(bytes, dataStart, dataEnd, { shared: cache });
+  const dataOffset = metadata.nodeCount + 16;
   return {
     metadata,
     bytes,
@@ -100,11 +111,17 @@ export function openMmdb<T>(
     getBytes: (address) => {
       const pointer = walk(address);
       if (pointer === 0) return null;
-      try {
-        return resolve(pointer);
-      } catch (error) {
-        throw new CorruptRecordError(label, pointer - metadata.nodeCount - 16, error);
+      const offset = pointer - dataOffset;
+      let record = cache.get(offset) as T | undefined;
+      if (record === undefined) {
+        try {
+          record = decode(offset) as T;
+        } catch (error) {
+          throw new CorruptRecordError(label, offset, error);
+        }
+        cache.set(offset, record);
       }
+      return record;
     },
     prefixLength: createPrefixLength(bytes, metadata),
     getWithPrefixLength: (ip) => reader.getWithPrefixLength(ip) as [T | null, number],
@@ -112,20 +129,22 @@ export function openMmdb<T>(
   };
 }
 
+/** Entries of the cache mmdb-lib's own reader keeps (records and the values they share). */
+const MMDB_LIB_CACHE_SIZE = 1024;
+
+const METADATA_MARKER = [0xab, 0xcd, 0xef, ...new TextEncoder().encode("MaxMind.com")];
+
 /**
- * mmdb-lib's decoding of the record a data pointer names (with the offset
- * cache), used as is. Its Reader has that step, `resolveDataPointer`, but
- * declares it private, and no public method takes a pointer: so it is checked
- * here, at open, and a version of mmdb-lib without it (deno.json pins 3.0.3)
- * fails at start with this message instead of at the first lookup.
- * tests/mmdb/reader_test.ts holds getBytes() to mmdb-lib's public get().
+ * Where the data section ends: the metadata marker (its last occurrence in the
+ * file's final 128 KiB, as the format says).
  */
-function dataResolver<T>(reader: object): (pointer: number) => T {
-  const method = (reader as { resolveDataPointer?: unknown }).resolveDataPointer;
-  if (typeof method !== "function" || method.length !== 1) {
-    throw new Error(
-      "This mmdb-lib has no Reader.resolveDataPointer(pointer): ipintel needs mmdb-lib 3.0 (see deno.json)",
-    );
+function metadataStart(bytes: Uint8Array): number {
+  const stop = Math.max(0, bytes.length - 128 * 1024);
+  outer: for (let i = bytes.length - METADATA_MARKER.length; i >= stop; i--) {
+    for (let j = 0; j < METADATA_MARKER.length; j++) {
+      if (bytes[i + j] !== METADATA_MARKER[j]) continue outer;
+    }
+    return i;
   }
-  return (pointer) => method.call(reader, pointer) as T;
+  throw new Error("no metadata marker");
 }

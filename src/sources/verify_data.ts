@@ -10,7 +10,8 @@
  * - a map key that is not a UTF-8 string (directly or through a pointer);
  * - the types no data section may hold (data cache container, end marker,
  *   unknown extended types), and nesting deeper than libmaxminddb's 512.
- * The decoder that serves lookups (mmdb-lib) is lenient; this is the gate.
+ * The decoder that serves lookups (src/mmdb/decoder.ts) refuses the same
+ * encodings when it reads a record; this walks the whole section once, at install.
  */
 
 const T_EXTENDED = 0;

@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { parseIp } from "../../src/ip/parse.ts";
-import { openMmdb } from "../../src/mmdb/reader.ts";
+import { CorruptRecordError, openMmdb } from "../../src/mmdb/reader.ts";
 import { seededRandom } from "../_random.ts";
 import { defaultDataFile } from "../_helpers.ts";
 import { build, v4, v6 } from "./_fixtures.ts";
@@ -116,16 +116,85 @@ Deno.test("6to4 and Teredo addresses read the IPv4 address they embed in any fil
   }
 });
 
-Deno.test("openMmdb() refuses, at open, an mmdb-lib Reader without resolveDataPointer", async () => {
+Deno.test("getBytes() needs nothing private of mmdb-lib: it reads with Reader's step removed", async () => {
+  // The step getBytes() once borrowed; mmdb-lib declares it private.
   const { Reader } = await import("mmdb-lib");
   const bytes = await Deno.readFile(defaultDataFile("asn"));
+  const db = openMmdb<{ autonomous_system_number: number }>(bytes);
   const original = Object.getOwnPropertyDescriptor(Reader.prototype, "resolveDataPointer")!;
   // deno-lint-ignore no-explicit-any
   delete (Reader.prototype as any).resolveDataPointer;
   try {
-    assert.throws(() => openMmdb(bytes), /no Reader\.resolveDataPointer\(pointer\)/);
+    assert.equal(db.getBytes(new Uint8Array([8, 8, 8, 8]))?.autonomous_system_number, 15169);
   } finally {
     Object.defineProperty(Reader.prototype, "resolveDataPointer", original);
   }
-  assert.ok(openMmdb(bytes).getBytes(new Uint8Array([8, 8, 8, 8])), "restored");
+});
+
+Deno.test("records are cached by data offset: one decode per record, then the same object", () => {
+  const bytes = build((w) => {
+    w.insertNetwork("1.0.0.0/8", { n: 1, shared: { x: [1, 2] } });
+    w.insertNetwork("2.0.0.0/8", { n: 2, shared: { x: [1, 2] } });
+    w.insertNetwork("3.0.0.0/8", { n: 1, shared: { x: [1, 2] } }); // the same record as 1/8
+    w.insertNetwork("4.0.0.0/8", { n: 4, shared: { x: [1, 2] } });
+  });
+  const db = openMmdb<{ n: number; shared: unknown }>(bytes);
+  const at = (ip: string) => db.getBytes(parseIp(ip).bytes);
+  // The first record holds its values in place: one miss, its own.
+  const first = at("1.2.3.4");
+  assert.deepEqual(first, { n: 1, shared: { x: [1, 2] } });
+  assert.deepEqual(db.cacheCounts(), { hits: 0, misses: 1 });
+  assert.equal(at("1.9.9.9"), first);
+  assert.equal(at("3.3.3.3"), first);
+  assert.deepEqual(db.cacheCounts(), { hits: 2, misses: 1 });
+  // The second points at the map the first holds: its miss and the map's (keys are
+  // not counted: the decoder keeps them).
+  const second = at("2.2.2.2");
+  assert.deepEqual(db.cacheCounts(), { hits: 2, misses: 3 });
+  // The third finds the map in the cache: one object for the map the records share.
+  assert.equal(at("4.4.4.4")?.shared, second?.shared);
+  assert.deepEqual(db.cacheCounts(), { hits: 3, misses: 4 });
+  assert.equal(at("9.9.9.9"), null); // no record: not counted
+  assert.deepEqual(db.cacheCounts(), { hits: 3, misses: 4 });
+  // Without a cache every lookup decodes again: equal records, not the same object.
+  const uncached = openMmdb<{ n: number }>(bytes, { cacheSize: 0 });
+  const a = uncached.getBytes(parseIp("1.2.3.4").bytes);
+  const b = uncached.getBytes(parseIp("1.2.3.4").bytes);
+  assert.deepEqual(a, b);
+  assert.notEqual(a, b);
+  assert.deepEqual(uncached.cacheCounts(), { hits: 0, misses: 2 }); // in place: no pointers
+});
+
+Deno.test("a record that does not decode throws CorruptRecordError at each lookup, naming the file", () => {
+  const good = mapRecord("fine");
+  // Record 2: { name: <pointer to a pointer> }; record 3: past the end of the data section.
+  const target = good.length + 8; // the pointer after record 2
+  const bad = Uint8Array.from([0xe1, 0x44, ...new TextEncoder().encode("name"), 0x20, target]);
+  const data = Uint8Array.from([...good, ...bad, 0x20, 0x00]);
+  const bytes = rawMmdb({
+    ipVersion: 4,
+    networks: [
+      { network: "1.0.0.0/8", offset: 0 },
+      { network: "2.0.0.0/8", offset: good.length },
+      { network: "3.0.0.0/8", offset: data.length + 5 },
+    ],
+    data,
+  });
+  const db = openMmdb<{ name: string }>(bytes, { label: "bad.mmdb" });
+  assert.deepEqual(db.getBytes(parseIp("1.1.1.1").bytes), { name: "fine" });
+  for (let i = 0; i < 2; i++) {
+    assert.throws(
+      () => db.getBytes(parseIp("2.2.2.2").bytes),
+      (e: unknown) =>
+        e instanceof CorruptRecordError &&
+        e.message ===
+          `Corrupt record in bad.mmdb at data offset ${good.length}: data section offset ` +
+            `${good.length + 6}: a pointer to a pointer (at ${target})`,
+    );
+  }
+  assert.throws(
+    () => db.getBytes(parseIp("3.3.3.3").bytes),
+    new RegExp(`at data offset ${data.length + 5}: .* a record outside the data section`),
+  );
+  assert.deepEqual(db.getBytes(parseIp("1.1.1.1").bytes), { name: "fine" });
 });
