@@ -20,6 +20,9 @@ export type ForwardedHeader = typeof FORWARDED_HEADERS[number];
 /** Decoded records cached per database unless told otherwise (src/mmdb/reader.ts uses it too). */
 export const DEFAULT_RECORD_CACHE_SIZE = 100_000;
 
+/** Seconds a streamed bulk answer may idle (IPINTEL_STREAM_IDLE_TIMEOUT's default). */
+export const DEFAULT_STREAM_IDLE_TIMEOUT = 60;
+
 export interface Config {
   host: string;
   port: number;
@@ -68,11 +71,15 @@ export interface Config {
   logFullIp: boolean;
   /** Seconds a stopping server waits for requests in flight. */
   shutdownTimeout: number;
+  /** Seconds a streamed bulk answer may go without reading or writing a byte; 0 = never ends for that. */
+  streamIdleTimeout: number;
   /** The lookup page for browsers at `/` (off: `/` answers like `/me` for everyone). */
   web: boolean;
   /** PEM certificate chain and private key files: serve HTTPS (both or neither; see src/server/tls.ts). */
   tlsCert: string | null;
   tlsKey: string | null;
+  /** Days of security-list history kept (first/last seen, `at` answers); 0: none kept. */
+  historyDays: number;
   /** The forward-auth policy file (JSON, src/policy); null: no `/auth` gate. */
   policy: string | null;
 }
@@ -330,6 +337,14 @@ export const OPTIONS = [
     integerIn(0, 3600),
   ),
   option(
+    "streamIdleTimeout",
+    "IPINTEL_STREAM_IDLE_TIMEOUT",
+    "stream-idle-timeout",
+    "Seconds a streamed bulk answer may go without reading a byte of its body or having one written; then it ends with its final record (0: never)",
+    () => DEFAULT_STREAM_IDLE_TIMEOUT,
+    integerIn(0, 86_400),
+  ),
+  option(
     "web",
     "IPINTEL_WEB",
     "web",
@@ -352,6 +367,14 @@ export const OPTIONS = [
     "PEM private key file of --tls-cert; reloaded when the file changes",
     () => null,
     nonEmpty,
+  ),
+  option(
+    "historyDays",
+    "IPINTEL_HISTORY_DAYS",
+    "history-days",
+    "Days each update keeps of the security lists' history (first/last seen, ?at= answers); 0: none",
+    () => 365,
+    integerIn(0, 36_500),
   ),
   option(
     "policy",

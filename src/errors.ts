@@ -10,7 +10,8 @@ export type ErrorCode =
   | "method_not_allowed"
   | "unauthorized"
   | "rate_limited"
-  | "data_unavailable";
+  | "data_unavailable"
+  | "history_unavailable";
 
 /** Longest part of a client's input echoed back, in code points. */
 export const ECHO_LIMIT = 64;
@@ -124,9 +125,16 @@ export class MethodNotAllowedError extends AppError {
   }
 }
 
+/** An `at` time the kept security-list history does not reach (or none is kept). */
+export class HistoryUnavailableError extends AppError {
+  constructor(message: string) {
+    super("history_unavailable", message);
+  }
+}
+
 /** The one mapping from error codes to HTTP statuses. */
 export const STATUS_BY_CODE: Readonly<
-  Record<ErrorCode, 400 | 401 | 404 | 405 | 413 | 414 | 415 | 429 | 503>
+  Record<ErrorCode, 400 | 401 | 404 | 405 | 413 | 414 | 415 | 422 | 429 | 503>
 > = {
   bad_request: 400,
   unauthorized: 401,
@@ -136,6 +144,7 @@ export const STATUS_BY_CODE: Readonly<
   payload_too_large: 413,
   uri_too_long: 414,
   unsupported_media_type: 415,
+  history_unavailable: 422,
   rate_limited: 429,
   data_unavailable: 503,
 };

@@ -113,12 +113,27 @@ export const RISK_LAYOUT = {
       kind: { leaf: "string", nullable: false },
       network: { ...text, description: "The entry that matched (CIDR, address or range)" },
       dataDate: { ...text, description: "The list's own date (ISO 8601)" },
+      firstSeen: {
+        ...text,
+        description:
+          "The first update (ISO 8601) that found this entry on this list, within the kept history; null when none is kept",
+      },
+      lastSeen: {
+        ...text,
+        description:
+          "The last update (ISO 8601) that found this entry on this list: the latest update while it is still listed",
+      },
     },
   },
   reason: {
     leaf: "string",
     nullable: false,
     description: "Why isThreat is what it is, in one line",
+  },
+  asOf: {
+    ...text,
+    description:
+      "The past time (ISO 8601) the lists are answered for (the at parameter); null: the current lists",
   },
 } as const satisfies LayoutGroup;
 

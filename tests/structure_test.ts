@@ -73,6 +73,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["lookup", "asn"], // one address's answer from the data set; an AS's networks (the ASN view)
   ["update", "enrich"], // the data builder; country, currency, time zone facts
   ["sources"], // the data directory: manifest, sources file, verified data set
+  ["history"], // the security lists' kept history: first/last seen, the lists at a past time
   ["risk", "access"], // security flags from the lists; API keys and rate limits
   ["mmdb"], // MaxMind DB reading and writing, the record layouts
   ["config.ts", "ua", "format"], // settings; user-agent parsing; output formats

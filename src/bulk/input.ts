@@ -14,6 +14,7 @@ import { capInput } from "../errors.ts";
 import type { FailedItem } from "../types.ts";
 import { trimBulkItem } from "./items.ts";
 import { JsonIpsParser } from "./json_ips.ts";
+import { ReadAhead, type ReadAheadOptions } from "./read_ahead.ts";
 
 /** An address as given, or an item that failed before its lookup (an NDJSON line that is not one). */
 export type BulkInput = string | FailedItem;
@@ -46,35 +47,97 @@ export function inputParser(format: InputFormat): InputParser {
   }
 }
 
+/** What a source of input batches may tell about its body (src/bulk/stream.ts's idle timeout). */
+export interface InputProgress {
+  /** performance.now() when the body last gave bytes (or reading started). */
+  readonly lastReadAt: number;
+  /** Stops reading the body at once, even while a batch is awaited (that one then ends the input). */
+  cancel(): Promise<void>;
+  /**
+   * Resolves when the next batch of answers may be written on the connection
+   * the body comes in on (see {@link ANSWER_QUIET_MS}); at once without `holdAnswers`.
+   */
+  answerable(): Promise<void>;
+}
+
 /**
- * Batches of items as the stream yields bytes, reading a chunk only when the
- * consumer asks for more; stopping early cancels the stream.
+ * While the body is still arriving, the answer beyond its first batch waits:
+ * Deno's HTTP server (and the node:http server built on it) stops reading a
+ * request body while the answer's writes are blocked, so a client that sends
+ * its whole body before it reads must never see the connection fill with
+ * answers first. A batch goes when the body has ended, or the read-ahead is
+ * full, or the body has been quiet this long since its last byte and the last
+ * batch that went this way (a client sending lines as they come, `tail -f`,
+ * still gets its answers as it goes, one batch per quiet spell).
  */
-export async function* readInput(
+export const ANSWER_QUIET_MS = 100;
+
+export interface ReadInputOptions extends ReadAheadOptions {
+  /**
+   * Holds answers back while the body arrives (default true: the body and the
+   * answer share a connection); false when they do not (standard input).
+   */
+  holdAnswers?: boolean;
+}
+
+/** Batches of input items read from a body. */
+export type InputBatches = AsyncGenerator<BulkInput[]> & InputProgress;
+
+/**
+ * Batches of items as the body arrives. The body is read ahead of the answer
+ * (src/bulk/read_ahead.ts: in memory, then in a temporary file), so a client
+ * that sends its whole body before reading the answer is never stuck; the
+ * items are parsed only as the consumer asks for them. Stopping early cancels
+ * the body. `options` bound the read-ahead (the command line reads standard
+ * input only a little ahead: a pipe never deadlocks).
+ */
+export function readInput(
   stream: ReadableStream<Uint8Array>,
   parser: InputParser,
-): AsyncGenerator<BulkInput[]> {
-  const decoder = new TextDecoder();
-  const reader = stream.getReader();
-  let done = false;
-  try {
-    for (;;) {
-      const chunk = await reader.read();
-      const out: BulkInput[] = [];
-      if (chunk.done) {
-        done = true;
-        parser.push(decoder.decode(), out);
-        parser.end(out);
+  options: ReadInputOptions = {},
+): InputBatches {
+  let ahead: ReadAhead | null = null;
+  const startedAt = performance.now();
+  let cancelled = false;
+  let releasedAt = 0;
+  const batches = (async function* (): AsyncGenerator<BulkInput[]> {
+    const decoder = new TextDecoder();
+    if (cancelled) return void await stream.cancel().catch(() => {});
+    ahead = new ReadAhead(stream, options);
+    try {
+      for (;;) {
+        const piece = await ahead.next();
+        if (piece === null && ahead.cancelled) return;
+        const out: BulkInput[] = [];
+        if (piece === null) {
+          parser.push(decoder.decode(), out);
+          parser.end(out);
+          if (out.length > 0) yield out;
+          return;
+        }
+        parser.push(decoder.decode(piece, { stream: true }), out);
         if (out.length > 0) yield out;
-        return;
       }
-      parser.push(decoder.decode(chunk.value, { stream: true }), out);
-      if (out.length > 0) yield out;
+    } finally {
+      await ahead.cancel();
     }
-  } finally {
-    if (!done) await reader.cancel().catch(() => {});
-    reader.releaseLock();
-  }
+  })();
+  return Object.defineProperties(batches, {
+    lastReadAt: { get: () => ahead?.lastReadAt ?? startedAt },
+    cancel: {
+      value: async () => {
+        cancelled = true;
+        await ahead?.cancel();
+      },
+    },
+    answerable: {
+      value: async () => {
+        if (options.holdAnswers === false || ahead === null || ahead.settled) return;
+        await ahead.quiet(ANSWER_QUIET_MS, releasedAt);
+        releasedAt = performance.now();
+      },
+    },
+  }) as InputBatches;
 }
 
 /** What one line yields: an item, or nothing (a blank line). */

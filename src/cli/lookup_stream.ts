@@ -17,6 +17,8 @@ export interface StreamLookupOptions {
   selection: FieldSelection | null;
   userAgent: string | null;
   lang: string | null;
+  /** `--at`: the security lists as they stood then (null: now). */
+  at?: Date | null;
   /** Where the lines come from and the answer goes (tests pass their own). */
   input?: ReadableStream<Uint8Array>;
   output?: WritableStream<Uint8Array>;
@@ -30,9 +32,18 @@ const PROGRESS_EVERY_MS = 250;
 /** Returns 0 when every line was answered (failed lines in place), 1 when a lookup met a corrupt record. */
 export async function lookupStream(lookup: Lookup, options: StreamLookupOptions): Promise<number> {
   const progress = options.progress === undefined ? terminalProgress() : options.progress;
-  const events = answerBulk(readInput(options.input ?? Deno.stdin.readable, inputParser("text")), {
+  // Standard input is read one chunk ahead at most, and answered at once: it and standard
+  // output are separate pipes, so neither ever waits on the other.
+  const input = readInput(options.input ?? Deno.stdin.readable, inputParser("text"), {
+    memoryBytes: 0,
+    spillBytes: 0,
+    holdAnswers: false,
+  });
+  const events = answerBulk(input, {
     lookup,
     lang: options.lang,
+    selection: options.selection,
+    at: options.at,
     userAgent: () => options.userAgent,
     failInPlace: true,
   });

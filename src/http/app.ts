@@ -17,7 +17,7 @@ import { bearerMatches } from "../access/credentials.ts";
 import { splitBulkList } from "../bulk/items.ts";
 import { lookupItem } from "../bulk/stream.ts";
 import { COMPAT_ROUTES } from "../compat/routes.ts";
-import type { Config } from "../config.ts";
+import { type Config, DEFAULT_STREAM_IDLE_TIMEOUT } from "../config.ts";
 import { parseAsnSelection } from "../asn/layout.ts";
 import { createAsnView } from "../asn/view.ts";
 import { AppError, BadRequestError, DataUnavailableError } from "../errors.ts";
@@ -67,7 +67,7 @@ export interface AppDeps {
   services: ServiceSlot;
   config:
     & Pick<Config, "bulkMax" | "trustedProxies" | "forwardedHeader" | "corsOrigins">
-    & Partial<Pick<Config, "web">>;
+    & Partial<Pick<Config, "web" | "streamIdleTimeout">>;
   /** Keys and rate limits; without it the API is open (as with IPINTEL_AUTH=off). */
   access?: AccessControl;
   /** Where 5xx details go (with the request's id); the client only sees a generic message. */
@@ -136,6 +136,7 @@ export function createApp(deps: AppDeps): App {
       lookup: current(c).lookup,
       charge: (units) => admission.charge(c, caller, units),
       remaining: () => c.get("rate")?.remaining ?? null,
+      idleTimeoutMs: (config.streamIdleTimeout ?? DEFAULT_STREAM_IDLE_TIMEOUT) * 1000,
       logError: (error) => logError(error, c),
     }),
   });

@@ -32,6 +32,8 @@ export interface BulkStreamRequest {
   lang: string | null;
   /** From the `ua` parameter or the User-Agent header; a JSON body's own wins. */
   userAgent: string | null;
+  /** `at`: the security lists as they stood then (null: now). */
+  at: Date | null;
 }
 
 export interface BulkStreamDeps {
@@ -45,6 +47,8 @@ export interface BulkStreamDeps {
   charge: (units: number) => Promise<RateLimitedError | null>;
   /** Units left in the caller's budget after the last charge (null: unlimited). */
   remaining: () => number | null;
+  /** Milliseconds with nothing read or written after which the stream ends (0: never). */
+  idleTimeoutMs: number;
   logError: (error: unknown) => void;
 }
 
@@ -105,10 +109,13 @@ async function streamAnswer(
   const events = answerBulk(input, {
     lookup: deps.lookup,
     lang: request.lang,
+    selection: request.selection,
+    at: request.at,
     userAgent,
     charge: (units) => chargeUnits(deps, units),
     logError: deps.logError,
     batchSize: HTTP_BATCH_SIZE,
+    idleTimeoutMs: deps.idleTimeoutMs,
   });
   // The first batch decides the status: errors before it are answered as errors.
   const first = await events.next();

@@ -15,6 +15,7 @@ import {
   requireJsonContentType,
 } from "./body.ts";
 import { type AppContext, bodyStream } from "./env.ts";
+import { parseAt } from "../history/at.ts";
 
 /** Largest accepted user-agent body (docs/decisions.md, "Errors": 413). */
 export const UA_BODY_LIMIT = 8 * 1024;
@@ -24,6 +25,8 @@ export interface LookupRequest {
   selection: FieldSelection | null;
   lang: string | null;
   userAgent: string | null;
+  /** `at`: answer the security lists as they stood then (src/history); null: now. */
+  at: Date | null;
 }
 
 /**
@@ -36,6 +39,7 @@ export function readLookupQuery(c: AppContext): LookupRequest {
     selection: parseFieldSelection(c.req.query("get")),
     lang: c.req.query("lang") ?? null,
     userAgent: c.req.query("ua") ?? c.req.raw.headers.get("user-agent"),
+    at: parseAt(c.req.query("at")),
   };
 }
 

@@ -1,17 +1,35 @@
 /** The lookup core: one address in, the full `data` object out. No HTTP, no KV, no formatting. */
 
+import type { CountryEnrichment } from "../enrich/enricher.ts";
 import { createEnrichment, type Enrichment } from "../enrich/warm.ts";
-import { BadRequestError, NotFoundError, quoteInput } from "../errors.ts";
+import {
+  AppError,
+  BadRequestError,
+  capInput,
+  NotFoundError,
+  quoteInput,
+  STATUS_BY_CODE,
+} from "../errors.ts";
 import { type ParsedIp, parseIp } from "../ip/parse.ts";
 import { reservedRangeName } from "../ip/reserved.ts";
 import { formatNetwork } from "../ip/cidr.ts";
 import { type RiskSignals, type RiskSource, securityOf } from "../risk/security.ts";
 import type { DataSet } from "../sources/data_set.ts";
 import type { CityRecord } from "../mmdb/records.ts";
-import type { Currency, Flag, GeoLocation, LookupResult, UserAgent } from "../types.ts";
+import type {
+  BulkItem,
+  Currency,
+  FailedItem,
+  Flag,
+  GeoLocation,
+  LookupResult,
+  Security,
+  UserAgent,
+} from "../types.ts";
 import { createConnectionOf, NO_CONNECTION } from "./connection.ts";
 import { effectiveCountry, toGeoLocation } from "./geo.ts";
 import { createOverride } from "./override.ts";
+import { createAsOf, securityAsOf } from "./as_of.ts";
 import { createMatchedNetworks } from "./matched_networks.ts";
 import { sharedPart } from "../shared_part.ts";
 
@@ -36,6 +54,8 @@ export interface LookupOptions {
   lang?: string | null;
   /** The `get` selection: the opt-in `risk` and `network` are computed only when it names them. */
   selection?: { readonly risk: boolean; readonly network?: boolean } | null;
+  /** Answer `security` and `risk` from the lists as they stood at this time (src/history). */
+  at?: Date | null;
 }
 
 /** What one City record yields, computed once per record and language. */
@@ -54,6 +74,13 @@ export interface Lookup {
    * APIs (src/compat) render in their own shapes. Throws as the lookup does.
    */
   detail(ipText: string, options?: LookupOptions): LookupDetail;
+  /**
+   * The same lookup as a bulk item: an invalid address or one without data is
+   * the failed item in place (what src/bulk/stream.ts's lookupItem makes of
+   * the error), without an Error made and thrown: a log of many unknown
+   * addresses pays for no stack traces. Other errors are thrown as by the lookup.
+   */
+  item?(ipText: string, options?: LookupOptions): BulkItem;
 }
 
 /** One lookup's result and the parts of its sources that the result's layout folds away. */
@@ -99,31 +126,69 @@ export function createLookup(deps: LookupDeps): Lookup {
     createEnrichment();
   const languages = data.city?.metadata.languages.length ? data.city.metadata.languages : ["en"];
   const resolveLang = createLanguageResolver(languages);
-  // Keyed by the decoded record object, which the reader's offset cache shares:
-  // entries live exactly as long as the cached record does.
-  const places = new WeakMap<CityRecord, Map<string, PlaceFacts>>();
+  // Per language, keyed by the decoded record object, which the reader's offset cache
+  // shares: entries live exactly as long as the cached record does. The language's map
+  // is looked up once per call (usually the last one used), the record's entry once.
+  const places = new Map<string, WeakMap<CityRecord, PlaceFacts>>();
+  let lastLang = "";
+  let lastPlaces = new WeakMap<CityRecord, PlaceFacts>();
   const overridden = data.location ? createOverride(languages) : null;
+  const asOf = createAsOf(data, now);
   const matchedNetworks = createMatchedNetworks(data, risk);
 
+  // A country's flag and currency, one shared part each per country and language, so
+  // their text is written once for all the places of the country (not once per record).
+  const countryParts = new Map<string, { flag: Flag; currency: Currency }>();
+  const partsOf = (code: string | null, lang: string, facts: CountryEnrichment) => {
+    if (code === null) {
+      return { flag: sharedPart(facts.flag), currency: sharedPart(facts.currency) };
+    }
+    const key = `${code} ${lang}`;
+    let parts = countryParts.get(key);
+    if (!parts) {
+      parts = { flag: sharedPart(facts.flag), currency: sharedPart(facts.currency) };
+      // Bounded by the codes the enricher accepts ([A-Z]{2}) times the languages served.
+      if (countryParts.size < COUNTRY_PARTS_LIMIT) countryParts.set(key, parts);
+    }
+    return parts;
+  };
+
   const placeOf = (record: CityRecord, lang: string): PlaceFacts => {
-    let byLang = places.get(record);
-    if (!byLang) places.set(record, byLang = new Map());
-    let place = byLang.get(lang);
+    if (lang !== lastLang) {
+      let byRecord = places.get(lang);
+      if (!byRecord) places.set(lang, byRecord = new WeakMap());
+      lastLang = lang;
+      lastPlaces = byRecord;
+    }
+    const byRecord = lastPlaces;
+    let place = byRecord.get(record);
     if (!place) {
-      const facts = countryFacts(effectiveCountry(record)?.iso_code ?? null, lang);
+      const code = effectiveCountry(record)?.iso_code ?? null;
+      const facts = countryFacts(code, lang);
+      const { flag, currency } = partsOf(code, lang, facts);
       place = Object.freeze({
         geoLocation: sharedPart(toGeoLocation(record, lang, facts)),
         // A record without a zone (1.1.1.1: registered country only) takes the country's sole zone.
         timeZone: record.location?.time_zone ?? facts.timeZone,
-        flag: sharedPart(facts.flag),
-        currency: sharedPart(facts.currency),
+        flag,
+        currency,
       });
-      byLang.set(lang, place);
+      byRecord.set(record, place);
     }
     return place;
   };
 
   const lookupParsed = (ip: ParsedIp, options: LookupOptions, seen?: Seen): LookupResult => {
+    const result = lookupOrMiss(ip, options, seen);
+    if (result === null) throw new NotFoundError(ip.address, reservedRangeName(ip));
+    return result;
+  };
+
+  let lastSignals: RiskSignals | null = null;
+  let lastSecurity: Security | null = null;
+
+  /** The result, or null when no source knows the address. */
+  const lookupOrMiss = (ip: ParsedIp, options: LookupOptions, seen?: Seen): LookupResult | null => {
     const lang = resolveLang(options.lang);
     let cityRecord = data.city?.getBytes(ip.bytes) ?? null;
     // The operator's geofeed, most specific entry first, wins over the City database.
@@ -132,11 +197,15 @@ export function createLookup(deps: LookupDeps): Lookup {
     const connection = connectionOf(ip);
     // Security feeds alone do not make an address found (FireHOL lists every bogon);
     // the operator's geofeed does.
-    if (!cityRecord && connection === NO_CONNECTION) {
-      throw new NotFoundError(ip.address, reservedRangeName(ip));
-    }
+    if (!cityRecord && connection === NO_CONNECTION) return null;
     const place = cityRecord ? placeOf(cityRecord, lang) : null;
-    const signals = risk.signals(ip, connection.asn_number);
+    const past = options.at ? asOf(options.at) : null;
+    const signals = (past?.risk ?? risk).signals(ip, connection.asn_number);
+    // Without feeds every address has the same signals object: its verdict is kept.
+    if (signals !== lastSignals) {
+      lastSignals = signals;
+      lastSecurity = securityOf(signals);
+    }
     if (seen) {
       seen.city = cityRecord;
       seen.signals = signals;
@@ -149,9 +218,11 @@ export function createLookup(deps: LookupDeps): Lookup {
       currency: place?.currency ?? EMPTY_CURRENCY,
       connection,
       userAgent: parseUserAgent(options.userAgent),
-      security: securityOf(signals),
+      security: past ? securityAsOf(lastSecurity!, past.asOf) : lastSecurity!,
     };
-    if (options.selection?.risk) result.risk = risk.explain(ip, connection.asn_number);
+    if (options.selection?.risk) {
+      result.risk = (past?.risk ?? risk).explain(ip, connection.asn_number);
+    }
     if (options.selection?.network) result.network = matchedNetworks(ip, connection.asn_number);
     return result;
   };
@@ -168,6 +239,18 @@ export function createLookup(deps: LookupDeps): Lookup {
   };
 
   const lookup: Lookup = (ipText, options = {}) => lookupParsed(parseIp(ipText), options);
+  lookup.item = (ipText, options = {}) => {
+    let ip: ParsedIp;
+    try {
+      ip = parseIp(ipText);
+    } catch (error) {
+      if (error instanceof AppError && error.code === "invalid_ip") {
+        return failedItem(ipText, error);
+      }
+      throw error;
+    }
+    return lookupOrMiss(ip, options) ?? notFoundItem(ipText, ip);
+  };
   lookup.detail = (ipText, options = {}) => {
     const ip = parseIp(ipText);
     const seen: Seen = { city: null, signals: NO_SIGNALS };
@@ -175,6 +258,30 @@ export function createLookup(deps: LookupDeps): Lookup {
     return { result, city: seen.city, network: networkOf(ip), signals: seen.signals };
   };
   return lookup;
+}
+
+/** A failed bulk item: the input as given (capped) and the error's status and message. */
+function failedItem(input: string, error: AppError): FailedItem {
+  return {
+    ip: capInput(input),
+    error: { status: STATUS_BY_CODE[error.code], message: error.message },
+  };
+}
+
+/**
+ * The item of an address no source knows: NotFoundError's message, written
+ * here without making the error (tests/bulk/lookup_item_test.ts holds the two equal).
+ */
+function notFoundItem(input: string, ip: ParsedIp): FailedItem {
+  const range = reservedRangeName(ip);
+  const base = `No data for IP address ${quoteInput(ip.address)}`;
+  return {
+    ip: capInput(input),
+    error: {
+      status: STATUS_BY_CODE.not_found,
+      message: range ? `${base}: it is in a ${range} range` : base,
+    },
+  };
 }
 
 const NO_SIGNALS: RiskSignals = Object.freeze({
@@ -230,6 +337,9 @@ export function createLanguageResolver(
     return found;
   };
 }
+
+/** Bound of the shared flag and currency parts kept per country and language. */
+const COUNTRY_PARTS_LIMIT = 4096;
 
 /** Bound of the remembered `lang` resolutions (cleared when full). */
 const RESOLVED_LIMIT = 256;

@@ -71,6 +71,8 @@ export type RiskSources = Partial<Record<RiskKind, FeedMembership | null>> & {
   anonymousIpName?: string;
   /** Each installed source's date and provider, by name. */
   facts?: ReadonlyMap<string, SourceFacts>;
+  /** When a list first and last named an entry (src/history); absent: no history kept. */
+  seen?: (source: string, network: string | null) => { firstSeen: string; lastSeen: string } | null;
 };
 
 /** Answers security questions for an address (its AS number helps ASN-based lists). */
@@ -95,6 +97,7 @@ const NO_RISK: Risk = Object.freeze({
   provider: null,
   matches: [],
   reason: NO_SOURCE_REASON,
+  asOf: null,
 });
 
 /** The source used while no security source is installed: every flag unknown. */
@@ -210,11 +213,14 @@ function explain(sources: RiskSources, s: RiskSignals, ip: ParsedIp, asn: number
     const found = sources[kind]?.matches(ip, asn) ?? [];
     byKind.set(kind, found);
     for (const m of found) {
+      const seen = sources.seen?.(m.source, m.network);
       matches.push({
         source: m.source,
         kind,
         network: m.network,
         dataDate: facts.get(m.source)?.dataDate ?? null,
+        firstSeen: seen?.firstSeen ?? null,
+        lastSeen: seen?.lastSeen ?? null,
       });
     }
   }
@@ -226,6 +232,8 @@ function explain(sources: RiskSources, s: RiskSignals, ip: ParsedIp, asn: number
       kind: "anonymous-ip",
       network: anon.network,
       dataDate: facts.get(name)?.dataDate ?? null,
+      firstSeen: null,
+      lastSeen: null,
     });
   }
   const names = (kind: string) => (byKind.get(kind) ?? []).map((m) => m.source);
@@ -281,6 +289,7 @@ function explain(sources: RiskSources, s: RiskSignals, ip: ParsedIp, asn: number
     provider,
     matches,
     reason,
+    asOf: null,
   };
 }
 

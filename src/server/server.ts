@@ -17,17 +17,19 @@ import type { PolicyGate } from "../policy/gate.ts";
 import { dataDirWriteProblem } from "./data_dir.ts";
 import type { Services } from "./services.ts";
 
-type ServerConfig = Pick<
-  Config,
-  | "bulkMax"
-  | "trustedProxies"
-  | "forwardedHeader"
-  | "corsOrigins"
-  | "metrics"
-  | "metricsToken"
-  | "log"
-  | "logFullIp"
->;
+type ServerConfig =
+  & Pick<
+    Config,
+    | "bulkMax"
+    | "trustedProxies"
+    | "forwardedHeader"
+    | "corsOrigins"
+    | "metrics"
+    | "metricsToken"
+    | "log"
+    | "logFullIp"
+  >
+  & Partial<Pick<Config, "streamIdleTimeout">>;
 
 /** How long `/status` trusts its last look at whether the data directory can be written. */
 const DATA_DIR_CHECK_MS = 10_000;

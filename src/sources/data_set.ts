@@ -5,6 +5,7 @@
  */
 
 import { DataUnavailableError } from "../errors.ts";
+import { type History, loadHistory } from "../history/history.ts";
 import { type MmdbDatabase, openMmdb } from "../mmdb/reader.ts";
 import { createTreeWalk, type TreeWalk } from "../mmdb/tree.ts";
 import {
@@ -85,6 +86,8 @@ export interface DataSet {
   /** Each installed list kind's compiled trees and AS-number lists, as they are (the ASN view). */
   readonly feeds?: Readonly<Partial<Record<FeedKind, FeedContent>>>;
   readonly manifest: Manifest;
+  /** The security lists' kept history (first/last seen, `at` answers); null when none is kept. */
+  readonly history?: History | null;
   /**
    * Which data this is: an id that changes whenever the data answering changes
    * (data_version.ts), and when it was installed. For `X-Data-Version` and /status.
@@ -270,11 +273,13 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
   if (anonymousIpSource) {
     facts.set(anonymousIpSource.name, { dataDate: anonymousIpSource.dataDate });
   }
+  const history = await loadHistory(dataDir);
   const risk = createRiskSource({
     ...Object.fromEntries(RISK_KINDS.map((kind) => [kind, feeds[kind]])),
     anonymousIp,
     anonymousIpName: anonymousIpSource?.name,
     facts,
+    seen: history?.seen,
   });
   const names = new Set(installed.map((s) => s.name));
   // A database kind has one source: an installed one (maybe under an older name, or the
@@ -306,6 +311,7 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
       FEED_KINDS.flatMap((kind) => feeds[kind] ? [[kind, feeds[kind].content]] : []),
     ),
     manifest,
+    history,
     version: dataVersion(manifest, fingerprints),
     installed,
     absent,

@@ -20,7 +20,9 @@ import {
   type Manifest,
   type ManifestEntry,
   readManifest,
+  writeFileAtomic,
 } from "../sources/manifest.ts";
+import { recordHistory } from "../history/record.ts";
 import { redactUrls } from "../sources/redact_url.ts";
 import { isFeedKind, isFileUrl, npmTarget, type SourceSpec } from "../sources/sources_file.ts";
 import { VERIFIER_VERSION, verifyMmdb } from "../sources/verify_mmdb.ts";
@@ -42,6 +44,8 @@ export interface UpdateOptions extends Omit<FetchContext, "dataDir"> {
   now?: () => Date;
   /** Wait for another writer of the data directory (default), or fail naming it. */
   waitForLock?: boolean;
+  /** Days of list history kept (src/history); default IPINTEL_HISTORY_DAYS. */
+  historyDays?: number;
 }
 
 export interface SourceOutcome {
@@ -255,6 +259,15 @@ async function install(
   manifest.failures = failures;
   if (Object.keys(failures).length === 0) delete manifest.failures;
   checkAborted(options.signal, "The update");
+  // Before the manifest switch (installLocked), so a server reloading on it reads this history too.
+  await recordHistory(dataDir, manifest, {
+    at: now(),
+    days: options.historyDays,
+    progress,
+    write: writeFileAtomic,
+    parse: (e, text) =>
+      fresh.get(entryName(e)) ?? parseFeed(e.format ?? "ip-list", text(), entryName(e), e),
+  });
   return outcomes;
 }
 

@@ -83,6 +83,7 @@ export function renderPage({ app, style, world, bulkMax }: PageInput): string {
             spellcheck="false" maxlength="100" placeholder="e.g. 8.8.8.8 or 2001:4860:4860::8888" required>
           <button type="submit">Look up</button>
         </div>
+        ${asOfField()}
       </form>
       <p id="lookup-status" class="status" role="status" aria-live="polite">&nbsp;</p>
       <div class="answer">
@@ -171,4 +172,14 @@ export function renderPage({ app, style, world, bulkMax }: PageInput): string {
 </body>
 </html>
 `;
+}
+
+/** The optional past time: the security lists as they stood then (docs/history.md). */
+function asOfField(): string {
+  return `<label for="at">As of (optional): the security lists at a past time, ISO 8601 with its zone</label>
+        <div class="inline">
+          <input id="at" name="at" type="text" autocomplete="off" spellcheck="false" maxlength="40"
+            placeholder="e.g. 2026-11-20T13:45:00Z or 2026-11-20">
+          <button type="button" id="at-clear">Now</button>
+        </div>`;
 }

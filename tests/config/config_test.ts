@@ -61,6 +61,7 @@ Deno.test("loadConfig reads every variable, and a flag wins over its variable", 
     IPINTEL_SHUTDOWN_TIMEOUT: "30",
     IPINTEL_TLS_CERT: "/etc/ipintel/cert.pem",
     IPINTEL_TLS_KEY: "/etc/ipintel/key.pem",
+    IPINTEL_HISTORY_DAYS: "90",
     IPINTEL_POLICY: "/etc/ipintel/policy.json",
   };
   const config = loadConfig(env);
@@ -100,6 +101,7 @@ Deno.test("loadConfig reads every variable, and a flag wins over its variable", 
     web: true,
     tlsCert: "/etc/ipintel/cert.pem",
     tlsKey: "/etc/ipintel/key.pem",
+    historyDays: 90,
     policy: "/etc/ipintel/policy.json",
   });
   const flagged = loadConfig(env, { port: "9001", "forwarded-header": "x-real-ip" });

@@ -59,12 +59,17 @@ Deno.test("a DROP file cut short is refused by name; a whole one installs and ex
     assert.equal(lookup.code, 0, lookup.stderr);
     const [dropped, tor] = lookup.stdout.trim().split("\n").map((line) => JSON.parse(line));
     assert.deepEqual(dropped.security, { isVpn: null, isTor: false, isThreat: "high" });
-    assert.deepEqual(dropped.risk.matches, [{
+    assert.equal(dropped.risk.matches.length, 1);
+    const { firstSeen, lastSeen, ...match } = dropped.risk.matches[0];
+    assert.deepEqual(match, {
       source: "drop",
       kind: "threat",
       network: "1.10.16.0/20",
       dataDate: "2026-07-23T09:14:02.000Z",
-    }]);
+    });
+    // Installed by the second update, the latest: first and last seen then (src/history).
+    assert.match(firstSeen, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/);
+    assert.equal(lastSeen, firstSeen);
     assert.equal(dropped.risk.reason, "high: on a threat list (drop)");
     assert.equal(tor.risk.anonymizer, "tor");
     assert.equal(tor.risk.matches[0].network, "185.241.208.232");

@@ -29,6 +29,7 @@ Deno.test("FIELDS lists every path of a full LookupResult, in layout order, then
     "risk.provider",
     "risk.matches",
     "risk.reason",
+    "risk.asOf",
     "network",
   ]);
   assert.deepEqual(FIELDS.map((f) => f.order), FIELDS.map((_, i) => i));

@@ -131,8 +131,11 @@ Deno.test("security and risk through the API for a Tor exit, VPN, cloud, relay a
         kind: "tor",
         network: "185.241.208.232",
         dataDate: "2026-11-18T10:00:00.000Z", // the server's Last-Modified
+        firstSeen: downloaded,
+        lastSeen: downloaded,
       }],
       reason: "high: Tor exit (tor-exits)",
+      asOf: null,
     });
     // Keys in the layout's order (the OpenAPI Risk schema is derived from it).
     assert.deepEqual(Object.keys(tor.risk), Object.keys(RISK_LAYOUT));
@@ -142,7 +145,14 @@ Deno.test("security and risk through the API for a Tor exit, VPN, cloud, relay a
     assert.deepEqual(vpn.security, { isVpn: true, isTor: false, isThreat: "medium" });
     assert.equal(vpn.risk.anonymizer, "vpn");
     assert.deepEqual(vpn.risk.matches, [
-      { source: "x4bnet-vpn-ipv4", kind: "vpn", network: "2.26.157.0/24", dataDate: downloaded },
+      {
+        source: "x4bnet-vpn-ipv4",
+        kind: "vpn",
+        network: "2.26.157.0/24",
+        dataDate: downloaded,
+        firstSeen: downloaded,
+        lastSeen: downloaded,
+      },
     ]);
     assert.equal(vpn.risk.reason, "medium: VPN network (x4bnet-vpn-ipv4)");
 
@@ -156,6 +166,8 @@ Deno.test("security and risk through the API for a Tor exit, VPN, cloud, relay a
         kind: "hosting",
         network: "3.5.140.0/22",
         dataDate: "2021-08-17T11:31:16.000Z",
+        firstSeen: downloaded,
+        lastSeen: downloaded,
       },
     ]);
     assert.equal(cloud.risk.reason, "medium: hosting network of Amazon Web Services (aws)");
@@ -168,12 +180,21 @@ Deno.test("security and risk through the API for a Tor exit, VPN, cloud, relay a
     assert.equal(relay.risk.anonymizer, "relay");
     assert.equal(relay.risk.provider, "Apple iCloud Private Relay");
     assert.deepEqual(relay.risk.matches, [
-      { source: "other-vpn", kind: "vpn", network: "172.224.226.0/24", dataDate: downloaded },
+      {
+        source: "other-vpn",
+        kind: "vpn",
+        network: "172.224.226.0/24",
+        dataDate: downloaded,
+        firstSeen: downloaded,
+        lastSeen: downloaded,
+      },
       {
         source: "icloud-private-relay",
         kind: "relay",
         network: "172.224.226.0/27",
         dataDate: downloaded, // Apple's file states no date: the download's
+        firstSeen: downloaded,
+        lastSeen: downloaded,
       },
     ]);
     assert.match(
@@ -196,12 +217,16 @@ Deno.test("security and risk through the API for a Tor exit, VPN, cloud, relay a
           kind: "threat",
           network: "1.10.16.0/20",
           dataDate: "2015-11-13T17:18:59.000Z",
+          firstSeen: downloaded,
+          lastSeen: downloaded,
         },
         {
           source: "spamhaus-drop-v4",
           kind: "threat",
           network: "1.10.16.0/20",
           dataDate: "2026-07-23T09:14:02.000Z",
+          firstSeen: downloaded,
+          lastSeen: downloaded,
         },
       ],
     );
@@ -212,6 +237,8 @@ Deno.test("security and risk through the API for a Tor exit, VPN, cloud, relay a
       kind: "threat",
       network: "2a0b:4ec0::/29",
       dataDate: "2025-01-08T22:38:36.000Z",
+      firstSeen: downloaded,
+      lastSeen: downloaded,
     }]);
 
     // Nothing lists it: low, no matches; no `risk` at all unless asked for.

@@ -103,15 +103,25 @@ Deno.test("explain(): an Anonymous-IP proxy record is the proxy axis, its networ
     abuse: null,
     provider: null,
     matches: [
-      { source: "dc", kind: "hosting", network: "5.5.5.5", dataDate: null },
+      {
+        source: "dc",
+        kind: "hosting",
+        network: "5.5.5.5",
+        dataDate: null,
+        firstSeen: null,
+        lastSeen: null,
+      },
       {
         source: "IPINTEL_ANONYMOUS_IP_DB",
         kind: "anonymous-ip",
         network: "5.5.4.0/22",
         dataDate: "2026-11-01T00:00:00.000Z",
+        firstSeen: null,
+        lastSeen: null,
       },
     ],
     reason: "medium: public or residential proxy (IPINTEL_ANONYMOUS_IP_DB)",
+    asOf: null,
   });
   assert.equal(
     risk.explain(parseIp("6.6.6.6"), null).reason,

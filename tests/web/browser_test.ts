@@ -22,6 +22,8 @@ const available = chromiumAvailable();
 const missing = available ? null : "chromium not available (no /usr/bin/chromium)";
 
 const options = { ignore: !available, sanitizeResources: false, sanitizeOps: false };
+/** Both lists were installed by one update: the history's first and last sighting (src/history). */
+const SEEN = ", first seen 2026-11-20 06:00 UTC, last seen 2026-11-20 06:00 UTC";
 
 /** What the browser reports as broken: script errors, CSP violations, failed loads. */
 function watchProblems(page: Page): string[] {
@@ -238,12 +240,32 @@ Deno.test({
           assert.deepEqual(
             await page.$$eval("#d-matches li", (li) => li.map((e) => e.textContent)),
             [
-              `tor-exits (tor): ${LISTED}, list of 2026-11-18`,
-              "blocklist (threat): 185.241.208.0/24, list of 2026-11-20",
+              `tor-exits (tor): ${LISTED}, list of 2026-11-18${SEEN}`,
+              `blocklist (threat): 185.241.208.0/24, list of 2026-11-20${SEEN}`,
             ],
           );
           await Deno.mkdir(OUTPUT_DIR, { recursive: true });
           await page.screenshot({ path: `${OUTPUT_DIR}/listed.png`, fullPage: true });
+
+          // As of a past time: after the update, the lists of then; before it, the server says
+          // where its history starts.
+          await page.$eval("#at", (e) => (e as HTMLInputElement).value = "2026-11-22T12:00:00Z");
+          await page.focus("#ip");
+          await page.keyboard.press("Enter");
+          assert.match(
+            await textWhen(page, "#lookup-status", /as of/),
+            /^Showing 185\.241\.208\.232: security lists as of 2026-11-22T12:00:00\.000Z \(location and network: current data\)$/,
+          );
+          assert.match(await page.$eval("#d-verdict", (e) => e.textContent!), /^High risk/);
+          await page.$eval("#at", (e) => (e as HTMLInputElement).value = "2026-11-18");
+          await page.keyboard.press("Enter");
+          assert.match(
+            await textWhen(page, "#lookup-status", /history/),
+            /^The list history starts at 2026-11-20T06:00:00\.000Z/,
+          );
+          problems.splice(problems.indexOf(`422 /ip/${LISTED}`), 1); // asked for
+          await page.click("#at-clear");
+          await textWhen(page, "#lookup-status", /^Showing 185\.241\.208\.232$/);
 
           // An address on no list: the reason says so and the list is gone.
           await page.$eval("#ip", (e) => (e as HTMLInputElement).value = "");

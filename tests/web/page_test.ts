@@ -161,12 +161,16 @@ Deno.test("the page asks for the risk group with what it shows, in one request, 
         kind: "tor",
         network: LISTED,
         dataDate: "2026-11-18T10:00:00.000Z",
+        firstSeen: "2026-11-20T06:00:00.000Z", // the update that installed it
+        lastSeen: "2026-11-20T06:00:00.000Z",
       },
       {
         source: "blocklist",
         kind: "threat",
         network: "185.241.208.0/24",
         dataDate: "2026-11-20T06:00:00.000Z",
+        firstSeen: "2026-11-20T06:00:00.000Z",
+        lastSeen: "2026-11-20T06:00:00.000Z",
       },
     ]);
     // /me takes the same query.

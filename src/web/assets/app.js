@@ -265,13 +265,34 @@ function showRisk(risk) {
   if (matches.length === 0) return set("matches", risk ? "On no list installed" : null);
   const list = document.createElement("ul");
   list.className = "matches";
-  for (const { source, kind, network, dataDate } of matches) {
+  for (const { source, kind, network, dataDate, firstSeen, lastSeen } of matches) {
     const item = document.createElement("li");
-    item.textContent = `${source} (${kind}): ${network}, ${listDate(dataDate)}`;
+    item.textContent = `${source} (${kind}): ${network}, ${listDate(dataDate)}${
+      seenText(firstSeen, lastSeen)
+    }`;
     list.append(item);
   }
   byId("d-matches").replaceChildren(list);
 }
+
+/** When the kept history first and last saw the entry on its list; nothing when none is kept. */
+function seenText(firstSeen, lastSeen) {
+  const time = (iso) => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+  return typeof firstSeen === "string" && typeof lastSeen === "string"
+    ? `, first seen ${time(firstSeen)}, last seen ${time(lastSeen)}`
+    : "";
+}
+
+/** The `at` parameter from the time field (the server checks it), or "" for now. */
+function asOfParam() {
+  const value = byId("at").value.trim();
+  return value ? `&at=${encodeURIComponent(value)}` : "";
+}
+
+byId("at-clear").addEventListener("click", () => {
+  byId("at").value = "";
+  if (current) lookup(current, false);
+});
 
 function showAnswer(data) {
   const geo = data.geoLocation || {};
@@ -408,12 +429,17 @@ function lookup(ip, push) {
   updateCurl();
   lookupStatus(ip ? `Looking up ${ip}…` : "Looking up your address…");
   return withKey(async () => {
-    const response = await api((ip ? `/ip/${encodeURIComponent(ip)}` : "/me") + FIELDS);
+    const path = (ip ? `/ip/${encodeURIComponent(ip)}` : "/me") + FIELDS + asOfParam();
+    const response = await api(path);
     const { data } = await response.json();
     if (current !== ip) return; // a newer lookup has started
     showAnswer(data);
     if (!ip) showMine(data);
-    lookupStatus(ip ? `Showing ${data.ip}` : "Showing your own address");
+    const asOf = data.security && data.security.asOf;
+    lookupStatus(
+      (ip ? `Showing ${data.ip}` : "Showing your own address") +
+        (asOf ? `: security lists as of ${asOf} (location and network: current data)` : ""),
+    );
     if (push) {
       const url = ip ? `?ip=${encodeURIComponent(ip)}` : location.pathname;
       history.pushState({ ip }, "", url);
@@ -473,7 +499,8 @@ function keyOption() {
 }
 
 function updateCurl() {
-  const path = current ? `/ip/${encodeURIComponent(current)}` : "/me";
+  const at = asOfParam(); // the same past time as the answer shown
+  const path = (current ? `/ip/${encodeURIComponent(current)}` : "/me") + (at && `?${at.slice(1)}`);
   byId("curl").textContent = `curl -s${keyOption()} ${shellQuote(location.origin + path)}`;
 }
 
