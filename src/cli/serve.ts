@@ -7,6 +7,7 @@ import { type Metrics, sharedCountsBuffer } from "../ops/metrics.ts";
 import type { DataSet } from "../sources/data_set.ts";
 import { readManifest } from "../sources/manifest.ts";
 import { defineCommand } from "./command.ts";
+import { runDataJobInWorker } from "./data_in_worker.ts";
 import { type DataKeeperStatus, keepData, newKeeperStatus } from "../server/data_keeper.ts";
 import { dataDirWriteProblem } from "../server/data_dir.ts";
 import { guardUncaughtErrors } from "../server/error_guard.ts";
@@ -23,13 +24,6 @@ import { StopRequest } from "../server/shutdown.ts";
 import { WorkerPool } from "../server/worker_pool.ts";
 import { decisionCountsBuffer } from "../policy/counter.ts";
 import { policyWarnings } from "../policy/warnings.ts";
-
-/**
- * The data builder and updater (src/update, the MMDB writer): loaded only when the
- * server has something to build (first run) or a scheduled update is due, so the
- * serving code does not depend on it.
- */
-const builder = () => import("./data.ts");
 
 export const serveCommand = defineCommand({
   summary: "Serve the HTTP API (builds the default data on first run)",
@@ -179,7 +173,7 @@ function serveData(
   let loadError: unknown = null;
   (async () => {
     if ((await readManifest(config.dataDir)) === null) {
-      await (await builder()).ensureData(config, stopping.signal);
+      await runDataJobInWorker("ensure", config, stopping.signal);
     }
     const loaded = await target.load();
     await target.install(loaded);
@@ -206,9 +200,8 @@ function serveData(
       config,
       loaded.data,
       {
-        buildMissing: async (signal) =>
-          await (await builder()).runData(config, { force: false }, signal),
-        updateAll: async (signal) => await (await builder()).runDataUpdate(config, signal),
+        buildMissing: (signal) => runDataJobInWorker("data", config, signal),
+        updateAll: (signal) => runDataJobInWorker("update", config, signal),
       },
       stopping.signal,
       { status: keeperStatus },

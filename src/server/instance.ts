@@ -55,9 +55,9 @@ export interface InstanceOptions {
 /** Opens the KV, starts access control and listens; lookups answer 503 until data is installed. */
 export async function startInstance(config: Config, options: InstanceOptions): Promise<Instance> {
   const logError = (error: unknown) => console.error(error);
-  // A bad certificate/key pair stops the start here, before anything opens.
-  const tls = await readTlsPair(config);
   const announce = options.announce ?? true;
+  // A bad certificate/key pair stops the start here, before anything opens (warnings: once).
+  const tls = await readTlsPair(config, (line) => announce && console.error(line));
   // So does a bad policy (exit 2 naming the rule); like the TLS files, each isolate watches it.
   const policy = config.policy
     ? await PolicyGate.open(config.policy, {

@@ -7,20 +7,20 @@
  * networks (`matches`, the most specific first), so the `risk` group can name
  * every source; geofeed entries carry their place too. Overlaps are resolved
  * here: entries go in outermost first, each carrying the ones enclosing it.
+ *
+ * Bounded memory: the entries are typed arrays (feed_entries.ts), the
+ * records are written straight into the data section (feed_data.ts), and the
+ * tree is streamed out from the sorted pieces (interval_tree.ts), so a list
+ * costs tens of bytes an entry beyond its parsed text and the output.
  */
 
-import { compareKeys, parseNetworkKeys } from "../mmdb/writer/key.ts";
-import { type MmdbValue, MmdbWriter } from "../mmdb/writer/writer.ts";
-import { formatIpv6 } from "../ip/parse.ts";
+import { type IntervalSource, writeIntervalTree } from "../mmdb/writer/interval_tree.ts";
+import { compare, decrement, increment } from "../mmdb/writer/key_math.ts";
 import type { FeedKind } from "../sources/manifest.ts";
-import type { FeedMatchRecord } from "../mmdb/records.ts";
-import type { ParsedFeed } from "./feed_parse.ts";
+import { FeedData, NONE } from "./feed_data.ts";
+import { buildEntries, type EntryTable, lastOf, type NamedFeed } from "./feed_entries.ts";
 
-/** One list of the kind, parsed. */
-export interface NamedFeed {
-  name: string;
-  feed: ParsedFeed;
-}
+export type { NamedFeed } from "./feed_entries.ts";
 
 export interface CompiledFeeds {
   /** The tree, or null when no list of the kind gives networks. */
@@ -29,31 +29,57 @@ export interface CompiledFeeds {
   asns: Uint8Array | null;
 }
 
+/**
+ * The largest tree a kind compiles to (the server holds it in memory). The
+ * largest real one, Apple's full Private Relay geofeed, takes under 100 MB;
+ * a list of millions of random addresses takes more (about 110 bytes an IPv4
+ * address, 700 an IPv6 one: a node per bit of each path) and is refused
+ * after the count, before the tree is allocated.
+ */
+export const MAX_TREE_BYTES = 256_000_000;
+
 /** The `database_type` of a compiled feed tree. */
 export function feedDatabaseType(kind: FeedKind): string {
   return `ipintel-${kind}`;
 }
 
-interface Entry {
-  /** First and last key (4 big-endian words, IPv4 at ::/96). */
-  first: Uint32Array;
-  last: Uint32Array;
-  /** The CIDR to insert (a range is cut into CIDRs, each keeping the range's text). */
-  cidr: string;
-  match: FeedMatchRecord;
+/** Bounds of one compile (tests lower them). */
+export interface CompileLimits {
+  /** Default MAX_ENTRIES. */
+  maxEntries?: number;
+  /** Default MAX_TREE_BYTES. */
+  maxTreeBytes?: number;
 }
 
-/** Compiles the feeds of a kind; membership is the union of the lists. */
-export function compileFeeds(kind: FeedKind, feeds: readonly NamedFeed[]): CompiledFeeds {
+/**
+ * Compiles the feeds of a kind; membership is the union of the lists. Throws,
+ * naming the lists, past the limits.
+ */
+export function compileFeeds(
+  kind: FeedKind,
+  feeds: readonly NamedFeed[],
+  limits: CompileLimits = {},
+): CompiledFeeds {
   const withNetworks = feeds.filter(({ feed }) => feed.networks.length || feed.ranges.length);
   let tree: Uint8Array | null = null;
   if (withNetworks.length) {
-    const writer = new MmdbWriter({
-      databaseType: feedDatabaseType(kind),
-      description: { en: `${kind} networks from ${withNetworks.map((f) => f.name).join(", ")}` },
-    });
-    insertNested(writer, entriesOf(withNetworks));
-    tree = writer.toBytes();
+    const names = withNetworks.map((f) => f.name).join(", ");
+    let table: EntryTable;
+    try {
+      table = buildEntries(withNetworks, limits.maxEntries);
+    } catch (error) {
+      throw new Error(`the ${kind} lists (${names}) do not compile: ${(error as Error).message}`);
+    }
+    const data = new FeedData(withNetworks, table);
+    try {
+      tree = writeIntervalTree(nestedIntervals(table, data), () => data.chunks(), {
+        databaseType: feedDatabaseType(kind),
+        description: { en: `${kind} networks from ${names}` },
+        maxBytes: limits.maxTreeBytes ?? MAX_TREE_BYTES,
+      });
+    } catch (error) {
+      throw new Error(`the ${kind} lists (${names}) do not compile: ${(error as Error).message}`);
+    }
   }
   const byAsn = new Map<number, string[]>();
   for (const { name, feed } of feeds) {
@@ -71,89 +97,82 @@ export function compileFeeds(kind: FeedKind, feeds: readonly NamedFeed[]): Compi
   return { tree, asns };
 }
 
-/** Every network of the lists (ranges cut into CIDRs), each list's repeats dropped. */
-function entriesOf(feeds: readonly NamedFeed[]): Entry[] {
-  const entries: Entry[] = [];
-  for (const { name, feed } of feeds) {
-    const seen = new Set<string>();
-    const add = (cidr: string, match: FeedMatchRecord) => {
-      const first = new Uint32Array(4);
-      const last = new Uint32Array(4);
-      parseNetworkKeys(cidr, first, last);
-      const id = `${first.join(".")}-${last.join(".")}`;
-      if (seen.has(id)) return;
-      seen.add(id);
-      entries.push({ first, last, cidr, match });
-    };
-    feed.networks.forEach((network, i) => {
-      const place = feed.places?.[i];
-      const match: FeedMatchRecord = { source: name, network };
-      if (place) {
-        for (const key of ["country", "region", "city", "postal"] as const) {
-          if (place[key] !== null) match[key] = place[key]!;
-        }
-      }
-      add(network, match);
-    });
-    for (const [first, last] of feed.ranges) {
-      const network = `${first}-${last}`;
-      for (const cidr of rangeCidrs(first, last)) add(cidr, { source: name, network });
-    }
-  }
-  return entries;
-}
-
 /**
- * Inserts CIDRs (any two are nested or apart) outermost first, each with the
- * entries enclosing it: a nested insert overwrites its part of the outer one,
- * so every address gets every entry covering it, the innermost first.
+ * The disjoint pieces the nested entries leave, in address order, each with
+ * the record of every entry covering it, the innermost first. A sweep with a
+ * stack of the entries enclosing the current address; a record is written
+ * the first time a piece needs it and kept per entry, so the second pass of
+ * the tree writer finds every offset already there.
  */
-function insertNested(writer: MmdbWriter, entries: Entry[]): void {
-  entries.sort((x, y) => compareKeys(x.first, y.first) || compareKeys(y.last, x.last));
-  const open: Entry[] = [];
-  for (const entry of entries) {
-    while (open.length && compareKeys(open.at(-1)!.last, entry.first) < 0) open.pop();
-    open.push(entry);
-    const matches: MmdbValue[] = [];
-    for (let i = open.length - 1; i >= 0; i--) matches.push({ ...open[i]!.match });
-    writer.insertNetwork(entry.cidr, { matches });
-  }
+function nestedIntervals(table: EntryTable, data: FeedData): IntervalSource {
+  const { count, first, matchOf, lineOf } = table;
+  const recordAt = new Uint32Array(count).fill(NONE);
+  // Pieces of one range under the same enclosing entry share their record.
+  const rangeRecords = new Map<string, number>();
+  const recordOf = (stack: readonly number[]): number => {
+    const top = stack.at(-1)!;
+    if (recordAt[top] !== NONE) return recordAt[top]!;
+    const match = matchOf[top]!;
+    const shareKey = lineOf[match]! < 0 ? `${match},${stack.at(-2) ?? -1}` : null;
+    let at = shareKey === null ? undefined : rangeRecords.get(shareKey);
+    if (at === undefined) {
+      const matches: number[] = [];
+      for (let i = stack.length - 1; i >= 0; i--) matches.push(matchOf[stack[i]!]!);
+      at = data.record(matches);
+      if (shareKey !== null) rangeRecords.set(shareKey, at);
+    }
+    recordAt[top] = at;
+    return at;
+  };
+  const hi = new Uint32Array(4);
+  const topLast = new Uint32Array(4);
+  return (emit) => {
+    const stack: number[] = [];
+    const cursor = new Uint32Array(4);
+    let done = false; // the cursor passed the last address
+    // The rest of the top entry, from the cursor to its end; then it closes.
+    const close = () => {
+      lastOf(table, stack.at(-1)!, hi);
+      if (!done && compare(hi, cursor) >= 0) {
+        emit(cursor, hi, recordOf(stack));
+        cursor.set(hi);
+        done = !increment(cursor);
+      }
+      stack.pop();
+    };
+    // Whether the top entry ends before entry `e` starts.
+    const topEndsBefore = (e: number) => {
+      lastOf(table, stack.at(-1)!, topLast);
+      return compareAt(first, 4 * e, topLast) > 0;
+    };
+    for (let e = 0; e < count; e++) {
+      const start = 4 * e;
+      while (stack.length && topEndsBefore(e)) close();
+      if (stack.length && compareAt(first, start, cursor) > 0) {
+        // The enclosing entry's part before this one.
+        copyKey(first, start, hi);
+        decrement(hi);
+        emit(cursor, hi, recordOf(stack));
+      }
+      copyKey(first, start, cursor);
+      done = false;
+      stack.push(e);
+    }
+    while (stack.length) close();
+  };
 }
 
-/** The CIDRs that exactly cover an address range (checked by the parser: one family, in order). */
-function rangeCidrs(first: string, last: string): string[] {
-  const a = new Uint32Array(4);
-  const b = new Uint32Array(4);
-  parseNetworkKeys(first, a, b);
-  const v4 = !first.includes(":");
-  let lo = keyOf(a);
-  parseNetworkKeys(last, a, b);
-  const hi = keyOf(a);
-  const bits = v4 ? 32 : 128;
-  const out: string[] = [];
-  while (lo <= hi) {
-    let size = 0;
-    while (
-      size < bits && (lo & ((1n << BigInt(size + 1)) - 1n)) === 0n &&
-      lo + (1n << BigInt(size + 1)) - 1n <= hi
-    ) size++;
-    out.push(`${textOf(lo, !v4)}/${bits - size}`);
-    lo += 1n << BigInt(size);
+/** Compares the key at `keys[at..at+3]` with `other`. */
+function compareAt(keys: Uint32Array, at: number, other: Uint32Array): number {
+  for (let i = 0; i < 4; i++) {
+    if (keys[at + i] !== other[i]) return keys[at + i]! - other[i]!;
   }
-  return out;
+  return 0;
 }
 
-function keyOf(words: Uint32Array): bigint {
-  return (BigInt(words[0]!) << 96n) | (BigInt(words[1]!) << 64n) | (BigInt(words[2]!) << 32n) |
-    BigInt(words[3]!);
-}
-
-/** A key as address text: a dotted quad (the IPv4 subtree, ::/96) unless `ipv6`. */
-function textOf(key: bigint, ipv6: boolean): string {
-  if (!ipv6) {
-    return [24n, 16n, 8n, 0n].map((shift) => (key >> shift) & 0xffn).join(".");
-  }
-  const bytes = new Uint8Array(16);
-  for (let i = 15, k = key; i >= 0; i--, k >>= 8n) bytes[i] = Number(k & 0xffn);
-  return formatIpv6(bytes);
+function copyKey(keys: Uint32Array, at: number, out: Uint32Array): void {
+  out[0] = keys[at]!;
+  out[1] = keys[at + 1]!;
+  out[2] = keys[at + 2]!;
+  out[3] = keys[at + 3]!;
 }

@@ -37,9 +37,10 @@ export interface LockOptions {
 
 /** Takes the data directory's write lock; throws DataLockedError or, when stopped, an Error. */
 export async function lockDataDir(dataDir: string, options: LockOptions): Promise<DataLock> {
-  await Deno.mkdir(dataDir, { recursive: true });
+  // A directory made here is the service's own: other users need not see in (0700).
+  await Deno.mkdir(dataDir, { recursive: true, mode: 0o700 });
   const path = `${dataDir}/${LOCK_FILE}`;
-  const file = await Deno.open(path, { read: true, write: true, create: true });
+  const file = await Deno.open(path, { read: true, write: true, create: true, mode: 0o600 });
   try {
     let told = false;
     while (!(await file.tryLock(true))) {

@@ -365,6 +365,8 @@ async function compileKind(
     const target = feed.asns.length ? asns! : tree!;
     entry.file = target.file;
     entry.sha256 = target.sha256;
+    // checkTree ran verifyMmdb on the tree: the server need not walk it again.
+    if (target === tree) entry.verifier = VERIFIER_VERSION;
   }
 }
 

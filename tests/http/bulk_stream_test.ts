@@ -311,7 +311,7 @@ function endlessBody() {
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
 
-Deno.test("back-pressure: a client that reads nothing more gets nothing more looked up or read", async () => {
+Deno.test("back-pressure: a client that reads nothing more gets nothing more looked up", async () => {
   const { stream, state } = endlessBody();
   const before = lookups.count;
   const response = await post("/bulk?format=ndjson", stream, "text/plain");
@@ -324,7 +324,9 @@ Deno.test("back-pressure: a client that reads nothing more gets nothing more loo
   assert.ok(looked <= 3 * BATCH_SIZE, `${looked} lookups for one read`);
   for (let i = 0; i < 5; i++) await settle();
   assert.equal(lookups.count - before, looked, "nothing more was looked up while no one read");
-  assert.equal(state.pulls, pulls, "nothing more was read from the body");
+  // The body itself is read ahead of the answer, within the read-ahead's bounds
+  // (tests/bulk/read_ahead_test.ts), so that clients that upload first never deadlock.
+  assert.ok(state.pulls >= pulls);
   await reader.cancel();
   assert.equal(state.cancelled, true, "cancelling the answer cancels the body");
 });

@@ -53,3 +53,20 @@ Deno.test("compileFeeds() keeps a geofeed entry's place and names the lists of e
     "16509": ["x"],
   });
 });
+
+Deno.test("compileFeeds() refuses, naming the lists, past its entry and tree-size bounds", () => {
+  const feeds = [
+    { name: "x", feed: parseFeed("ip-list", "10.0.0.1\n10.0.0.3\n", "x") },
+    { name: "y", feed: parseFeed("csv-ranges", "10.1.0.1,10.1.0.6\n", "y") },
+  ];
+  assert.ok(compileFeeds("threat", feeds, { maxEntries: 6, maxTreeBytes: 10_000 }).tree);
+  // The range cuts into 4 CIDRs (.1/32, .2/31, .4/31, .6/32): 6 entries in all.
+  assert.throws(
+    () => compileFeeds("threat", feeds, { maxEntries: 5 }),
+    /^Error: the threat lists \(x, y\) do not compile: the lists hold more than 5 networks \(a range counts as its CIDRs\)$/,
+  );
+  assert.throws(
+    () => compileFeeds("threat", feeds, { maxTreeBytes: 100 }),
+    /^Error: the threat lists \(x, y\) do not compile: the database would take \d+ MB \(\d+ tree nodes, \d+ MB of data\), more than 0 MB$/,
+  );
+});

@@ -61,6 +61,44 @@ export class ByteWriter {
   }
 }
 
+/**
+ * A ByteWriter that grows by adding fixed chunks instead of copying into a
+ * buffer twice the size: for a data section of hundreds of megabytes, the
+ * peak is the bytes written, not three times that. `offset` is the position
+ * in the whole stream; `chunks()` hands the bytes over (and lets them go).
+ */
+export class ChunkedByteWriter extends ByteWriter {
+  #done: Uint8Array[] = [];
+  #base = 0;
+
+  constructor(readonly chunkSize = 1 << 22) {
+    super(chunkSize);
+  }
+
+  /** Bytes written so far, across chunks. */
+  get offset(): number {
+    return this.#base + this.len;
+  }
+
+  override ensure(n: number): void {
+    if (this.len + n <= this.buf.length) return;
+    this.#done.push(this.buf.subarray(0, this.len));
+    this.#base += this.len;
+    this.buf = new Uint8Array(Math.max(this.chunkSize, n));
+    this.len = 0;
+  }
+
+  /** The written bytes, in order; the writer is empty afterwards. */
+  chunks(): Uint8Array[] {
+    const all = [...this.#done, this.buf.subarray(0, this.len)];
+    this.#done = [];
+    this.#base = 0;
+    this.buf = new Uint8Array(0);
+    this.len = 0;
+    return all;
+  }
+}
+
 /** Control byte(s) for `type` with payload size (or entry count) `size`. */
 function writeHeader(w: ByteWriter, type: number, size: number): void {
   if (size > MAX_PAYLOAD) {
@@ -88,22 +126,25 @@ const scratch = new DataView(new ArrayBuffer(8));
 
 /** Appends a utf8_string. */
 export function writeString(w: ByteWriter, s: string): void {
-  let ascii = true;
-  for (let i = 0; i < s.length; i++) {
-    if (s.charCodeAt(i) > 0x7f) {
-      ascii = false;
-      break;
+  // Written as ASCII (one byte a unit, the usual case), redone as UTF-8 at the first other unit.
+  const n = s.length;
+  w.ensure(n + 5); // the header (at most 5 bytes) and the text in one piece: the rollback needs it
+  const start = w.len;
+  writeHeader(w, T_STRING, n);
+  const buf = w.buf;
+  let o = w.len;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c > 0x7f) {
+      w.len = start;
+      const b = utf8.encode(s);
+      writeHeader(w, T_STRING, b.length);
+      w.bytes(b);
+      return;
     }
+    buf[o++] = c;
   }
-  if (!ascii) {
-    const b = utf8.encode(s);
-    writeHeader(w, T_STRING, b.length);
-    w.bytes(b);
-    return;
-  }
-  writeHeader(w, T_STRING, s.length);
-  w.ensure(s.length);
-  for (let i = 0; i < s.length; i++) w.buf[w.len++] = s.charCodeAt(i);
+  w.len = o;
 }
 
 /** Appends an unsigned (or non-negative int32) integer in the fewest bytes. */

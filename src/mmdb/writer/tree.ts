@@ -232,40 +232,46 @@ export class SearchTree {
       const c = r > 0 ? canon[r]! : r;
       return c > 0 ? index[c]! : c === 0 ? nodeCount : dataRecord(~c);
     };
-    let o = 0;
+    const bytes = recordSize / 4;
     for (let i = 0; i < nodeCount; i++) {
       const n = order[i]!;
-      const a = value(rec[2 * n]!);
-      const b = value(rec[2 * n + 1]!);
-      if (recordSize === 24) {
-        out[o] = a >>> 16;
-        out[o + 1] = a >>> 8;
-        out[o + 2] = a;
-        out[o + 3] = b >>> 16;
-        out[o + 4] = b >>> 8;
-        out[o + 5] = b;
-        o += 6;
-      } else if (recordSize === 28) {
-        // The middle byte holds bits 27..24 of the left record, then of the right.
-        out[o] = a >>> 16;
-        out[o + 1] = a >>> 8;
-        out[o + 2] = a;
-        out[o + 3] = ((a >>> 20) & 0xf0) | ((b >>> 24) & 0x0f);
-        out[o + 4] = b >>> 16;
-        out[o + 5] = b >>> 8;
-        out[o + 6] = b;
-        o += 7;
-      } else {
-        out[o] = a >>> 24;
-        out[o + 1] = a >>> 16;
-        out[o + 2] = a >>> 8;
-        out[o + 3] = a;
-        out[o + 4] = b >>> 24;
-        out[o + 5] = b >>> 16;
-        out[o + 6] = b >>> 8;
-        out[o + 7] = b;
-        o += 8;
-      }
+      writeNode(out, i * bytes, recordSize, value(rec[2 * n]!), value(rec[2 * n + 1]!));
     }
+  }
+}
+
+/** Writes one node's two records (`a` left, `b` right) at byte `o` of a tree section. */
+export function writeNode(
+  out: Uint8Array,
+  o: number,
+  recordSize: 24 | 28 | 32,
+  a: number,
+  b: number,
+): void {
+  if (recordSize === 24) {
+    out[o] = a >>> 16;
+    out[o + 1] = a >>> 8;
+    out[o + 2] = a;
+    out[o + 3] = b >>> 16;
+    out[o + 4] = b >>> 8;
+    out[o + 5] = b;
+  } else if (recordSize === 28) {
+    // The middle byte holds bits 27..24 of the left record, then of the right.
+    out[o] = a >>> 16;
+    out[o + 1] = a >>> 8;
+    out[o + 2] = a;
+    out[o + 3] = ((a >>> 20) & 0xf0) | ((b >>> 24) & 0x0f);
+    out[o + 4] = b >>> 16;
+    out[o + 5] = b >>> 8;
+    out[o + 6] = b;
+  } else {
+    out[o] = a >>> 24;
+    out[o + 1] = a >>> 16;
+    out[o + 2] = a >>> 8;
+    out[o + 3] = a;
+    out[o + 4] = b >>> 24;
+    out[o + 5] = b >>> 16;
+    out[o + 6] = b >>> 8;
+    out[o + 7] = b;
   }
 }

@@ -59,7 +59,8 @@ export interface WriterOptions {
   recordSize?: 24 | 28 | 32;
 }
 
-const METADATA_MARKER = new Uint8Array([
+/** What precedes the metadata map (the spec's "\xab\xcd\xefMaxMind.com"). */
+export const METADATA_MARKER = new Uint8Array([
   0xab,
   0xcd,
   0xef,
@@ -67,7 +68,7 @@ const METADATA_MARKER = new Uint8Array([
 ]);
 
 /** An IPv6 network whose tree record points at the IPv4 subtree. */
-interface Alias {
+export interface Alias {
   first: Uint32Array;
   last: Uint32Array;
   /** The address just before `first` and just after `last`. */
@@ -81,7 +82,7 @@ interface Alias {
 const ONES = 0xffffffff;
 
 /** The aliases in address order (the insert splitting relies on it). */
-const ALIASES: readonly Alias[] = [
+export const ALIASES: readonly Alias[] = [
   {
     first: new Uint32Array([0, 0, 0xffff, 0]),
     last: new Uint32Array([0, 0, 0xffff, ONES]),
@@ -256,7 +257,7 @@ export class MmdbWriter {
           `and ${dataSize} data bytes (needs ${auto})`,
       );
     }
-    const meta = this.#metadata(plan.nodeCount, recordSize);
+    const meta = metadataSection(opts, plan.nodeCount, recordSize);
     const treeSize = (plan.nodeCount * recordSize) / 4;
     const out = new Uint8Array(treeSize + 16 + dataSize + METADATA_MARKER.length + meta.length);
     const base = plan.nodeCount + 16;
@@ -267,38 +268,41 @@ export class MmdbWriter {
     out.set(meta, treeSize + 16 + dataSize + METADATA_MARKER.length);
     return out;
   }
+}
 
-  #metadata(nodeCount: number, recordSize: number): Uint8Array {
-    // Written without pointers: readers decode metadata relative to its own start.
-    const o = this.#options;
-    const w = new ByteWriter(1024);
-    writeMapHeader(w, 9);
-    writeString(w, "binary_format_major_version");
-    writeUint16(w, 2);
-    writeString(w, "binary_format_minor_version");
-    writeUint16(w, 0);
-    writeString(w, "build_epoch");
-    writeUint64(w, BigInt(o.buildEpoch));
-    writeString(w, "database_type");
-    writeString(w, o.databaseType);
-    writeString(w, "description");
-    const desc = Object.entries(o.description);
-    writeMapHeader(w, desc.length);
-    for (const [lang, text] of desc) {
-      writeString(w, lang);
-      writeString(w, text);
-    }
-    writeString(w, "ip_version");
-    writeUint16(w, 6);
-    writeString(w, "languages");
-    writeArrayHeader(w, o.languages.length);
-    for (const lang of o.languages) writeString(w, lang);
-    writeString(w, "node_count");
-    writeUint32(w, nodeCount);
-    writeString(w, "record_size");
-    writeUint16(w, recordSize);
-    return w.buf.slice(0, w.len);
+/** The metadata map of a database (written without pointers: readers decode it on its own). */
+export function metadataSection(
+  o: Omit<Required<WriterOptions>, "recordSize">,
+  nodeCount: number,
+  recordSize: number,
+): Uint8Array {
+  const w = new ByteWriter(1024);
+  writeMapHeader(w, 9);
+  writeString(w, "binary_format_major_version");
+  writeUint16(w, 2);
+  writeString(w, "binary_format_minor_version");
+  writeUint16(w, 0);
+  writeString(w, "build_epoch");
+  writeUint64(w, BigInt(o.buildEpoch));
+  writeString(w, "database_type");
+  writeString(w, o.databaseType);
+  writeString(w, "description");
+  const desc = Object.entries(o.description);
+  writeMapHeader(w, desc.length);
+  for (const [lang, text] of desc) {
+    writeString(w, lang);
+    writeString(w, text);
   }
+  writeString(w, "ip_version");
+  writeUint16(w, 6);
+  writeString(w, "languages");
+  writeArrayHeader(w, o.languages.length);
+  for (const lang of o.languages) writeString(w, lang);
+  writeString(w, "node_count");
+  writeUint32(w, nodeCount);
+  writeString(w, "record_size");
+  writeUint16(w, recordSize);
+  return w.buf.slice(0, w.len);
 }
 
 function show(v: unknown): string {
