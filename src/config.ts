@@ -80,6 +80,8 @@ export interface Config {
   tlsKey: string | null;
   /** Days of security-list history kept (first/last seen, `at` answers); 0: none kept. */
   historyDays: number;
+  /** The forward-auth policy file (JSON, src/policy); null: no `/auth` gate. */
+  policy: string | null;
 }
 
 /** One setting: its environment variable, its flag, default and parser. */
@@ -373,6 +375,14 @@ export const OPTIONS = [
     "Days each update keeps of the security lists' history (first/last seen, ?at= answers); 0: none",
     () => 365,
     integerIn(0, 36_500),
+  ),
+  option(
+    "policy",
+    "IPINTEL_POLICY",
+    "policy",
+    "Policy file (JSON) of the forward-auth gate GET /auth; checked at start, reloaded when it changes",
+    () => null,
+    nonEmpty,
   ),
 ] as const satisfies readonly AnyOptionSpec[];
 

@@ -69,7 +69,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["server"], // the running server's wiring: instance, workers, reload, KV, access, shutdown
   ["ops"], // what observes the HTTP app: instrument, metrics per route, access log, readiness
   ["http"], // the Hono app: the route table, its middleware and the routes
-  ["compat", "bulk"], // the MaxMind, ipinfo and ip-api shapes; streamed bulk over the same lookup
+  ["compat", "bulk", "policy"], // the compatible shapes; streamed bulk; the forward-auth policy
   ["lookup", "asn"], // one address's answer from the data set; an AS's networks (the ASN view)
   ["update", "enrich"], // the data builder; country, currency, time zone facts
   ["sources"], // the data directory: manifest, sources file, verified data set

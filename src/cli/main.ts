@@ -5,6 +5,7 @@ import { type Command, runCommand } from "./command.ts";
 import { dataCommand } from "./data.ts";
 import { keysCommand } from "./keys.ts";
 import { lookupCommand } from "./lookup.ts";
+import { policyCommand } from "./policy.ts";
 import { serveCommand } from "./serve.ts";
 
 /** Every command; a group (`keys` → `create`, ...) is a command with `subcommands`. */
@@ -16,6 +17,7 @@ export const ROOT: Command = {
     lookup: lookupCommand,
     asn: asnCommand,
     keys: keysCommand,
+    policy: policyCommand,
   },
 };
 

@@ -22,6 +22,8 @@ import {
 } from "../server/services.ts";
 import { StopRequest } from "../server/shutdown.ts";
 import { WorkerPool } from "../server/worker_pool.ts";
+import { decisionCountsBuffer } from "../policy/counter.ts";
+import { policyWarnings } from "../policy/warnings.ts";
 
 export const serveCommand = defineCommand({
   summary: "Serve the HTTP API (builds the default data on first run)",
@@ -60,17 +62,22 @@ async function serve(config: Config, counted: { metrics: Metrics | null }): Prom
   const counts = workers > 0 ? sharedCountsBuffer(workers + 1) : undefined;
   // One rate table for every isolate: one server admits exactly its limits.
   const rateTable = rateTableBuffer();
+  // Forward-auth decisions, counted by every isolate in one buffer (src/policy/counter.ts).
+  const policyCounts = config.policy
+    ? { buffer: decisionCountsBuffer(workers + 1), isolates: workers + 1 }
+    : undefined;
   const instance = await startInstance(config, {
     writeLog,
     reusePort: workers > 0,
     sharedCounts: counts && { buffer: counts, slice: workers },
     rateTable,
+    policyCounts: policyCounts && { ...policyCounts, slice: workers },
     label: workers > 0 ? `${workers + 1} workers` : undefined,
   });
   const server = instance.server;
   counted.metrics = server.metrics;
   stop.requested.then(() => instance.markStopping());
-  const pool = counts ? new WorkerPool(config, counts, writeLog, rateTable) : null;
+  const pool = counts ? new WorkerPool(config, counts, writeLog, rateTable, policyCounts) : null;
   pool?.failed.then((message) => {
     console.error(`ipintel: ${message}`);
     stop.request("a worker failed");
@@ -80,6 +87,8 @@ async function serve(config: Config, counted: { metrics: Metrics | null }): Prom
   started?.catch(() => {}); // a worker that fails to start stops the server (pool.failed)
   // Warmed between requests: the server answers as soon as it has data.
   const shared = createSharedParts("background");
+  // Rules no installed list can answer are said once, with the first data set.
+  let policyChecked = false;
   // The background updates' state (a read-only data directory, the next run), for /status.
   const keeperStatus = newKeeperStatus();
   const data = serveData(config, stop, keeperStatus, {
@@ -91,6 +100,12 @@ async function serve(config: Config, counted: { metrics: Metrics | null }): Prom
       if (pool && handoff) await pool.prepare(handoff);
       server.install(servicesFor(data, shared));
       await pool?.commit();
+      if (instance.policy && !policyChecked) {
+        policyChecked = true;
+        for (const line of policyWarnings(instance.policy.loaded.policy, data.risk)) {
+          console.error(`ipintel: warning: ${line}`);
+        }
+      }
     },
     recordReload: (result) => server.metrics.recordReload(result),
   });

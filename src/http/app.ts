@@ -58,6 +58,7 @@ import type { ServiceSlot } from "./service_slot.ts";
 import { statusRoute } from "./status_route.ts";
 import type { Handler } from "hono";
 import { familyIndex } from "./route_label.ts";
+import type { PolicyGate } from "../policy/gate.ts";
 
 export type { ServiceSlot };
 export type App = Hono<AppEnv>;
@@ -77,6 +78,8 @@ export interface AppDeps {
   dataDirectory?: () => Promise<string | null>;
   /** Serves `GET /metrics` (absent: no such route); with a token, only to `Bearer <token>`. */
   metrics?: { render: () => string; token: string | null };
+  /** The forward-auth gate (IPINTEL_POLICY) `GET /auth` judges by; absent: /auth answers 404. */
+  policy?: PolicyGate | null;
   /**
    * The outermost middleware: metrics, access log and requests in flight
    * (src/ops/instrument.ts), with request ids (hono/request-id) for the logged answers.
@@ -184,6 +187,7 @@ export function createApp(deps: AppDeps): App {
 const KEYED_ROUTES: ReadonlySet<string> = new Set([
   "/ip/{ip}",
   "/me",
+  "/auth",
   "/bulk/{ip_list}",
   "/bulk",
   "/asn/{n}",
@@ -239,6 +243,18 @@ function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: Handler<AppEnv> } {
       return lookup(c, ip);
     },
     "/me": (c) => lookup(c, null),
+    // Forward-auth: the caller (as /me reads it) judged by the policy; one unit per decision.
+    "/auth": async (c) => {
+      const gate = deps.policy;
+      if (!gate) throw new AppError("not_found", NO_POLICY_MESSAGE);
+      const address = client(c);
+      const served = current(c); // 503 while loading, before a unit is charged
+      const refusal = await admission.charge(c, c.get("caller"), 1);
+      if (refusal) throw refusal;
+      // A Response of its own (made once per distinct answer, then cloned): building
+      // its several headers costs more than the decision.
+      return gate.respond(served, address);
+    },
     // Up to IPINTEL_BULK_MAX addresses answered whole; a longer list, or NDJSON, streamed.
     "/bulk/{ip_list}": (c) => {
       const list = c.req.param("ip_list");
@@ -300,7 +316,7 @@ function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: Handler<AppEnv> } {
       }
       return c.body(body, 200, NO_STORE_JSON);
     },
-    "/status": statusRoute(deps.dataDirectory),
+    "/status": statusRoute(deps.dataDirectory, undefined, deps.policy ?? null),
     "/metrics": (c) => {
       const metrics = deps.metrics;
       if (!metrics) throw new AppError("not_found", "No metrics: IPINTEL_METRICS is off");
@@ -318,6 +334,8 @@ function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: Handler<AppEnv> } {
 }
 
 const LOADING_MESSAGE = "Data is not loaded yet: try again shortly";
+const NO_POLICY_MESSAGE =
+  "No forward-auth policy: start the server with IPINTEL_POLICY (--policy) naming a policy file";
 const HEALTH_BODY = JSON.stringify({ success: true, data: { status: "ok" } });
 const NO_STORE_JSON = Object.freeze({ ...FORMAT_HEADERS.json, "cache-control": "no-store" });
 const METRICS_HEADERS = Object.freeze({

@@ -373,6 +373,45 @@ const OPERATIONS: Readonly<Record<string, Record<string, unknown>>> = {
       },
     },
   },
+  "/auth": {
+    get: {
+      summary: "Forward-auth: the caller's address judged by the IPINTEL_POLICY policy",
+      description:
+        "For a reverse proxy (nginx auth_request, Caddy forward_auth, Traefik forwardAuth): the caller is read as on /me. 204 allows, 403 denies; the headers say why. One rate-limit unit per decision. See docs/forward-auth.md.",
+      security,
+      responses: {
+        "204": {
+          description: "Allowed (by an allow or report rule, or the default)",
+          headers: {
+            ...rateLimitHeaders,
+            "X-IP-Country": {
+              schema: { type: "string" },
+              description: "ISO code; empty when unknown",
+            },
+            "X-IP-ASN": {
+              schema: { type: "string" },
+              description: "AS number; empty when unknown",
+            },
+            "X-IP-Risk": {
+              schema: { type: "string" },
+              description: "Comma-separated flags that hold: tor, vpn, relay, hosting, threat",
+            },
+            "X-IP-Policy-Rule": {
+              schema: { type: "string" },
+              description: "The deciding rule, or default",
+            },
+          },
+        },
+        "403": { description: "Denied; the same headers as 204" },
+        "400": lookupErrors["400"],
+        "401": lookupErrors["401"],
+        "404": errorResponse("No policy configured (IPINTEL_POLICY), or an invalid caller address"),
+        "429": lookupErrors["429"],
+        "500": everyRoute["500"],
+        "503": lookupErrors["503"],
+      },
+    },
+  },
   "/bulk/{ip_list}": {
     get: {
       summary: "Look up several comma-separated addresses",

@@ -22,6 +22,7 @@ export interface RouteSpec {
 export const ROUTES = [
   { path: "/ip/{ip}", methods: ["GET", "POST"] },
   { path: "/me", methods: ["GET"] },
+  { path: "/auth", methods: ["GET"] },
   { path: "/bulk/{ip_list}", methods: ["GET"] },
   { path: "/bulk", methods: ["POST"] },
   { path: "/asn/{n}", methods: ["GET"] },

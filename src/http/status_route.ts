@@ -6,17 +6,20 @@ import { redactUrls } from "../sources/redact_url.ts";
 import type { Json } from "../types.ts";
 import type { Handler } from "hono";
 import { type AppEnv, FORMAT_HEADERS } from "./env.ts";
+import type { PolicyGate } from "../policy/gate.ts";
 
 const DAY_MS = 86_400_000;
 
 /**
  * The route's handler, over the data set pinned for the request; the uptime
  * counts from this call. `dataDirectoryProblem` says why the data directory
- * cannot be written (null: it can), where the server keeps one; `now` is for tests.
+ * cannot be written (null: it can), where the server keeps one; `policy` is
+ * the forward-auth gate, shown when there is one; `now` is for tests.
  */
 export function statusRoute(
   dataDirectoryProblem?: () => Promise<string | null>,
   now = () => new Date(),
+  policy: PolicyGate | null = null,
 ): Handler<AppEnv> {
   const started = now();
   return async (c) => {
@@ -57,6 +60,8 @@ export function statusRoute(
         dataVersion: { id: data.version.id, installedAt: data.version.installedAt },
         // Updates cannot install while this is set; the installed data is served as it is.
         ...(readOnly === null ? {} : { dataDirectoryReadOnly: readOnly }),
+        // The forward-auth policy served (IPINTEL_POLICY): its file's version and rules.
+        ...(policy ? { policy: policy.status() } : {}),
         sources,
       },
     };

@@ -22,6 +22,8 @@ export interface AccessLogEntry {
   client: string;
   /** The id of the data set that answered (X-Data-Version); null while none is loaded. */
   dataVersion: string | null;
+  /** The forward-auth rule that denied the request (`GET /auth` answering 403). */
+  rule?: string | null;
 }
 
 /** The JSON line of one request (without the newline); `time` (ms since the epoch) is when it was answered. */
@@ -36,6 +38,7 @@ export function accessLogLine(entry: AccessLogEntry, time: number = Date.now()):
     bytes: entry.bytes,
     client: entry.client,
     dataVersion: entry.dataVersion,
+    ...(entry.rule ? { rule: entry.rule } : {}),
   });
 }
 

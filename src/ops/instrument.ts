@@ -110,6 +110,8 @@ export function instrument(options: InstrumentOptions): Instrumentation {
         bytes,
         client: client(c.env, c.req.raw.headers),
         dataVersion: c.get("served")?.data.version.id ?? null,
+        // A forward-auth denial says which rule denied (src/policy/decide.ts's header).
+        rule: status === 403 ? response.headers.get("x-ip-policy-rule") : null,
       }));
     };
     if (isStreamedResponse(response)) {

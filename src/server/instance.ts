@@ -14,9 +14,13 @@ import { assertNotOpenByDefault, describeAccess, startAccess } from "./access.ts
 import { kvReadinessCheck, openKv } from "./kv.ts";
 import { createServer, type Server } from "./server.ts";
 import { readTlsPair, type TlsPair, watchTlsPair } from "./tls.ts";
+import { DecisionCounter } from "../policy/counter.ts";
+import { PolicyGate } from "../policy/gate.ts";
 
 export interface Instance {
   server: Server;
+  /** The forward-auth gate, when IPINTEL_POLICY is set. */
+  policy: PolicyGate | null;
   /** The port it listens on (the configured one, or the one the system chose for port 0). */
   port: number;
   /** Marks it as stopping: `/ready` answers 503 from now on. */
@@ -44,6 +48,8 @@ export interface InstanceOptions {
   announce?: boolean;
   /** The label in the listening line ("deno server", "2 workers"). */
   label?: string;
+  /** The forward-auth decision counts every isolate shares (src/policy/counter.ts), and this one's slice. */
+  policyCounts?: { buffer: SharedArrayBuffer; isolates: number; slice: number };
 }
 
 /** Opens the KV, starts access control and listens; lookups answer 503 until data is installed. */
@@ -52,7 +58,17 @@ export async function startInstance(config: Config, options: InstanceOptions): P
   const announce = options.announce ?? true;
   // A bad certificate/key pair stops the start here, before anything opens (warnings: once).
   const tls = await readTlsPair(config, (line) => announce && console.error(line));
-  const kv = await openKv(config);
+  // So does a bad policy (exit 2 naming the rule); like the TLS files, each isolate watches it.
+  const policy = config.policy
+    ? await PolicyGate.open(config.policy, {
+      report: (line) => announce && console.error(line),
+      counter: new DecisionCounter(options.policyCounts),
+    })
+    : null;
+  const kv = await openKv(config).catch((error) => {
+    policy?.close();
+    throw error;
+  });
   const { access, readiness, close: closeAccess } = await startAccess(
     kv,
     config,
@@ -61,6 +77,7 @@ export async function startInstance(config: Config, options: InstanceOptions): P
   );
   /** Start-up failed after the KV opened: close what was started, then throw. */
   const abandon = async (error: unknown): Promise<never> => {
+    policy?.close();
     await closeAccess();
     kv.close();
     throw error;
@@ -91,6 +108,7 @@ export async function startInstance(config: Config, options: InstanceOptions): P
     writeLog: options.writeLog,
     writeError: (text) => errors.write(`${text}\n`),
     sharedCounts: options.sharedCounts,
+    policy,
     dataDir: config.dataDir,
   });
   const listener = await listen(config, server, options, tls).catch(abandon);
@@ -109,14 +127,20 @@ export async function startInstance(config: Config, options: InstanceOptions): P
       })`,
     );
     for (const line of describeAccess(access, config)) console.error(line);
+    if (policy) {
+      const { file, version, rules } = policy.status();
+      console.error(`ipintel: GET /auth judges by ${file} (version ${version}, ${rules} rules)`);
+    }
   }
   return {
     server,
+    policy,
     port: listener.port,
     markStopping: () => stopping = true,
     async stop(timeoutMs, hurried) {
       stopping = true;
       tlsWatch?.close();
+      policy?.close();
       const drained = await drain(listener, timeoutMs, hurried);
       if (!drained) await listener.close();
       server.flushLog();

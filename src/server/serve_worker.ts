@@ -80,6 +80,7 @@ async function start(message: Extract<ToWorker, { type: "start" }>) {
     writeLog: (text) => post({ type: "log", text }),
     sharedCounts: { buffer: message.counts, slice: message.slice },
     rateTable: message.rateTable,
+    policyCounts: message.policyCounts && { ...message.policyCounts, slice: message.slice },
     reusePort: true,
     port: message.port,
     announce: false,

@@ -13,6 +13,7 @@ import { LineWriter } from "../ops/access_log.ts";
 import { instrument } from "../ops/instrument.ts";
 import { Metrics, type SharedCounts } from "../ops/metrics.ts";
 import { createReadiness, type ReadinessCheck } from "../ops/readiness.ts";
+import type { PolicyGate } from "../policy/gate.ts";
 import { dataDirWriteProblem } from "./data_dir.ts";
 import type { Services } from "./services.ts";
 
@@ -46,6 +47,8 @@ export interface ServerOptions {
   writeError?: (text: string) => void;
   /** Counts shared with the other workers of the server (absent: this isolate's own). */
   sharedCounts?: SharedCounts;
+  /** The forward-auth gate (IPINTEL_POLICY): `GET /auth`, its counts in `/metrics`. */
+  policy?: PolicyGate | null;
   /** The data directory updates install into, checked for `/status` (absent: none, as on Deploy). */
   dataDir?: string;
 }
@@ -97,9 +100,13 @@ export function createServer(options: ServerOptions): Server {
     logError,
     ready: createReadiness(options.checks ?? []),
     metrics: config.metrics
-      ? { render: () => metrics.render(), token: config.metricsToken }
+      ? {
+        render: () => metrics.render() + (options.policy?.counter.render() ?? ""),
+        token: config.metricsToken,
+      }
       : undefined,
     instrumentation,
+    policy: options.policy,
     dataDirectory: options.dataDir === undefined
       ? undefined
       : remembered(DATA_DIR_CHECK_MS, () => dataDirWriteProblem(options.dataDir!)),

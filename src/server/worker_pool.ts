@@ -63,6 +63,7 @@ export class WorkerPool {
     private readonly counts: SharedArrayBuffer,
     private readonly writeLog: (text: string) => void,
     private readonly rateTable: SharedArrayBuffer,
+    private readonly policyCounts?: { buffer: SharedArrayBuffer; isolates: number },
   ) {
     const { promise, resolve } = Promise.withResolvers<string>();
     this.failed = promise;
@@ -138,6 +139,7 @@ export class WorkerPool {
       slice: index,
       counts: this.counts,
       rateTable: this.rateTable,
+      policyCounts: this.policyCounts,
       port,
     });
     return worker;

@@ -13,6 +13,8 @@ export type ToWorker =
     counts: SharedArrayBuffer;
     /** The server's rate table (src/access/rate_table.ts): every isolate counts in it. */
     rateTable: SharedArrayBuffer;
+    /** The forward-auth decision counts (src/policy/counter.ts) and how many isolates share them. */
+    policyCounts?: { buffer: SharedArrayBuffer; isolates: number };
     /** The port to share: the one the main isolate listens on. */
     port: number;
   }

@@ -62,6 +62,7 @@ Deno.test("loadConfig reads every variable, and a flag wins over its variable", 
     IPINTEL_TLS_CERT: "/etc/ipintel/cert.pem",
     IPINTEL_TLS_KEY: "/etc/ipintel/key.pem",
     IPINTEL_HISTORY_DAYS: "90",
+    IPINTEL_POLICY: "/etc/ipintel/policy.json",
   };
   const config = loadConfig(env);
   assert.deepEqual({ ...config }, {
@@ -102,6 +103,7 @@ Deno.test("loadConfig reads every variable, and a flag wins over its variable", 
     tlsCert: "/etc/ipintel/cert.pem",
     tlsKey: "/etc/ipintel/key.pem",
     historyDays: 90,
+    policy: "/etc/ipintel/policy.json",
   });
   const flagged = loadConfig(env, { port: "9001", "forwarded-header": "x-real-ip" });
   assert.equal(flagged.port, 9001);
