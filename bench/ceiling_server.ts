@@ -90,6 +90,7 @@ function floorHandler(request: Request): Response {
 function honoHandler(): (request: Request) => Response | Promise<Response> {
   const app = new Hono({ router: new RegExpRouter() });
   app.get("/ip/:ip{.+}", (c) => c.body(CEILING_BODY, 200, HEADERS));
+  app.get("/ready", (c) => c.body(null, 200)); // what the bench waits for before measuring
   return app.fetch;
 }
 
