@@ -1,13 +1,13 @@
 /**
  * `createApp(deps)`: the Hono app. Every route of the table (routes.ts) is
- * registered on it, the compatible APIs' own routes included; every rule a
- * request must pass is a middleware made by a factory here or in
- * `middleware/`, run in this order: instrumentation (metrics, access log,
- * requests in flight), request id (while logging), the data set pinned
- * (X-Data-Version), CORS, RateLimit headers, HEAD, Host check, then per route
- * the key middleware and the handler.
- * Errors go through `onError` and `notFound`, in the format the request asks
- * for.
+ * registered on it, the compatible APIs' own routes included. Every rule a
+ * request must pass is made by a factory at start-up and runs, in this order:
+ * the instrumentation middleware (metrics, access log, requests in flight),
+ * hono/request-id (while every request is logged), one middleware of the
+ * answer rules (`rules/`: the data set pinned and X-Data-Version, CORS,
+ * RateLimit headers, HEAD, the Host check), then per route the key
+ * middleware and the handler. Errors go through `onError` and `notFound`, in
+ * the format the request asks for.
  */
 
 import { Hono, type MiddlewareHandler } from "hono";
@@ -40,11 +40,12 @@ import { type CompatDeps, compatHandler } from "./compat_handler.ts";
 import { type AppContext, type AppEnv, bodyStream, FORMAT_HEADERS, peerAddress } from "./env.ts";
 import { type ErrorLog, errorResponse, noRoute, unservedMethod } from "./error_response.ts";
 import { type LookupRequest, readLookupQuery, readLookupRequest } from "./lookup_request.ts";
-import { corsHeaders, preflight } from "./middleware/cors.ts";
-import { pinDataSet } from "./middleware/data_version.ts";
-import { headAnswer } from "./middleware/head.ts";
-import { hostCheck } from "./middleware/host_check.ts";
-import { rateLimitHeaders } from "./middleware/rate_headers.ts";
+import { corsHeaders, preflight } from "./rules/cors.ts";
+import { pinDataSet } from "./rules/data_version.ts";
+import { headAnswer } from "./rules/head.ts";
+import { hostCheck } from "./rules/host_check.ts";
+import { rateLimitHeaders } from "./rules/rate_headers.ts";
+import { answerRules } from "./rules/rules.ts";
 import { OPENAPI_DOCUMENT } from "./openapi.ts";
 import { requestPath } from "./request_target.ts";
 import {
@@ -102,7 +103,7 @@ export function createApp(deps: AppDeps): App {
   const log = deps.logError ?? ((error: unknown) => console.error(error));
   const logError: ErrorLog = (error, c) => log(error, deps.instrumentation?.requestId?.(c));
   const site = config.web === false ? null : createSite({ bulkMax: config.bulkMax });
-  /** The data set pinned for this request (middleware/data_version.ts); 503 while loading. */
+  /** The data set pinned for this request (rules/data_version.ts); 503 while loading. */
   const current = (c: AppContext) => {
     const served = c.get("served");
     if (!served) throw new DataUnavailableError(LOADING_MESSAGE);
@@ -115,14 +116,16 @@ export function createApp(deps: AppDeps): App {
     app.use(deps.instrumentation.middleware);
     if (deps.instrumentation.requestIds) app.use(deps.instrumentation.requestIds);
   }
-  // The answer-shaping rules wrap the Host check, so a refused Host is answered like any error.
-  app.use(
+  // The rules of every answer, in one layer (src/http/rules/rules.ts): a refused Host is
+  // answered and decorated like any error.
+  const rules = [
     pinDataSet(services),
     corsHeaders(config.corsOrigins),
     rateLimitHeaders(),
     headAnswer(),
     hostCheck(),
-  );
+  ];
+  app.use(answerRules(rules, (c, error) => errorResponse(c, error, logError)));
   app.onError((error, c) => errorResponse(c, error, logError));
   app.notFound((c) => errorResponse(c, noRoute(c), logError));
 

@@ -93,7 +93,7 @@ export const MAX_TARGET_LENGTH = 32_768;
  * What is wrong with a request before any route sees it, or null: a target
  * over {@link MAX_TARGET_LENGTH} (414), a malformed
  * Host header (400) or a target that is not a path (400). The app's first
- * middleware (middleware/host_check.ts) and the node:http server call it. A
+ * rule (rules/host_check.ts) and the node:http server call it. A
  * method is judged by the route the path names (app.ts: 404 for no route, else
  * 405 with that route's `Allow`).
  */

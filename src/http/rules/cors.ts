@@ -7,26 +7,25 @@
  * answers every OPTIONS, for any path, with one method list for all routes.
  */
 
-import type { Handler, MiddlewareHandler } from "hono";
+import type { Handler } from "hono";
 import type { AppEnv } from "../env.ts";
 import { allowedMethods, type RouteSpec } from "../routes.ts";
+import type { AnswerRule } from "./rules.ts";
 
 /** The CORS headers of IPINTEL_CORS_ORIGINS (`*` or a list of origins), added to each answer. */
-export function corsHeaders(origins: readonly string[]): MiddlewareHandler<AppEnv> {
+export function corsHeaders(origins: readonly string[]): AnswerRule {
   if (origins.includes("*")) {
-    return async (c, next) => {
-      await next();
-      c.res.headers.set("access-control-allow-origin", "*");
-    };
+    return { after: (c) => c.res.headers.set("access-control-allow-origin", "*") };
   }
-  return async (c, next) => {
-    await next();
-    const headers = c.res.headers;
-    const origin = c.req.raw.headers.get("origin");
-    if (origin !== null && origins.includes(origin)) {
-      headers.set("access-control-allow-origin", origin);
-    }
-    headers.append("vary", "Origin");
+  return {
+    after(c) {
+      const headers = c.res.headers;
+      const origin = c.req.raw.headers.get("origin");
+      if (origin !== null && origins.includes(origin)) {
+        headers.set("access-control-allow-origin", origin);
+      }
+      headers.append("vary", "Origin");
+    },
   };
 }
 
