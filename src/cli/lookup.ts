@@ -63,6 +63,18 @@ export const lookupCommand = defineCommand({
     "document. A line that fails is answered in place (its error in the item) and the run " +
     "goes on; the exit status is 0 unless a lookup met a corrupt record (1). A progress line " +
     "goes to standard error when it is a terminal.",
+  // The data it reads: the data directory, the sources file and the operator's own databases.
+  settings: [
+    "dataDir",
+    "sourcesFile",
+    "cacheSize",
+    "cityDb",
+    "asnDb",
+    "ispDb",
+    "connectionTypeDb",
+    "anonymousIpDb",
+    "domainDb",
+  ],
   run: ({ config, flags, positionals }) => runLookup(config, flags, positionals),
 });
 
