@@ -19,25 +19,25 @@
  * the offset.
  */
 
-const T_EXTENDED = 0;
-const T_POINTER = 1;
-const T_STRING = 2;
-const T_DOUBLE = 3;
-const T_BYTES = 4;
-const T_UINT16 = 5;
-const T_UINT32 = 6;
-const T_MAP = 7;
-const T_INT32 = 8;
-const T_UINT64 = 9;
-const T_UINT128 = 10;
-const T_ARRAY = 11;
-const T_CONTAINER = 12;
-const T_END_MARKER = 13;
-const T_BOOLEAN = 14;
-const T_FLOAT = 15;
-
-/** libmaxminddb's MAXIMUM_DATA_STRUCTURE_DEPTH. */
-export const MAX_DEPTH = 512;
+import {
+  MAX_DEPTH,
+  T_ARRAY,
+  T_BOOLEAN,
+  T_BYTES,
+  T_CONTAINER,
+  T_DOUBLE,
+  T_END_MARKER,
+  T_EXTENDED,
+  T_FLOAT,
+  T_INT32,
+  T_MAP,
+  T_POINTER,
+  T_STRING,
+  T_UINT128,
+  T_UINT16,
+  T_UINT32,
+  T_UINT64,
+} from "./data_types.ts";
 
 /** The most values one decode reads (a City record reads about 230 without sharing). */
 export const MAX_VALUES = 1 << 20;

@@ -14,21 +14,24 @@
  * encodings when it reads a record; this walks the whole section once, at install.
  */
 
-const T_EXTENDED = 0;
-const T_POINTER = 1;
-const T_STRING = 2;
-const T_DOUBLE = 3;
-const T_UINT16 = 5;
-const T_UINT32 = 6;
-const T_MAP = 7;
-const T_INT32 = 8;
-const T_UINT64 = 9;
-const T_UINT128 = 10;
-const T_ARRAY = 11;
-const T_CONTAINER = 12;
-const T_END_MARKER = 13;
-const T_BOOLEAN = 14;
-const T_FLOAT = 15;
+import {
+  MAX_DEPTH,
+  T_ARRAY,
+  T_BOOLEAN,
+  T_CONTAINER,
+  T_DOUBLE,
+  T_END_MARKER,
+  T_EXTENDED,
+  T_FLOAT,
+  T_INT32,
+  T_MAP,
+  T_POINTER,
+  T_STRING,
+  T_UINT128,
+  T_UINT16,
+  T_UINT32,
+  T_UINT64,
+} from "../mmdb/data_types.ts";
 
 /** Largest size each numeric type allows (exact for double and float). */
 const MAX_SIZE: Record<number, number> = {
@@ -49,7 +52,6 @@ const TYPE_NAMES: Record<number, string> = {
 };
 
 /** libmaxminddb's MAXIMUM_DATA_STRUCTURE_DEPTH. */
-const MAX_DEPTH = 512;
 
 /**
  * Walks the section `bytes[start, start + size)`; throws on the first

@@ -7,12 +7,8 @@
 
 import assert from "node:assert/strict";
 import { LruCache } from "../../src/cache/lru.ts";
-import {
-  createDataDecoder,
-  DataSectionError,
-  MAX_DEPTH,
-  MAX_VALUES,
-} from "../../src/mmdb/decoder.ts";
+import { createDataDecoder, DataSectionError, MAX_VALUES } from "../../src/mmdb/decoder.ts";
+import { MAX_DEPTH } from "../../src/mmdb/data_types.ts";
 import {
   ByteWriter,
   writeArrayHeader,
