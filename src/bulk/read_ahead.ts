@@ -21,8 +21,12 @@
 /** Body bytes held in memory before the rest spills to a file. */
 export const READ_AHEAD_MEMORY_BYTES = 1024 * 1024;
 
-/** Body bytes a spill file holds at most (about 70,000,000 IPv4 lines). */
-export const READ_AHEAD_SPILL_BYTES = 1024 * 1024 * 1024;
+/**
+ * Body bytes a spill file holds at most: 256 MiB, about 17,000,000 IPv4 lines
+ * (10,000,000 lines of a log's mix spill 163 MB). It is also what a client that
+ * sends without ever reading can make one stream write to disk.
+ */
+export const READ_AHEAD_SPILL_BYTES = 256 * 1024 * 1024;
 
 /** Bytes read from the spill file at once. */
 const FILE_PIECE = 64 * 1024;
