@@ -139,7 +139,11 @@ Deno.test("no unit counts for longer than one window: Retry-After and RateLimit-
 /** Two limiters on one KV file, as two server instances would be. */
 async function twoInstances() {
   const dir = await Deno.makeTempDir({ prefix: "ipintel-rate-" });
-  const kvs = [await Deno.openKv(`${dir}/rate.kv`), await Deno.openKv(`${dir}/rate.kv`)];
+  // The second handle opens a file the first has made (two handles creating one new
+  // SQLite file at once can meet "database is locked", which is not what this tests).
+  const first = await Deno.openKv(`${dir}/rate.kv`);
+  await first.set(["test", "created"], true);
+  const kvs = [first, await Deno.openKv(`${dir}/rate.kv`)];
   const clock = { ms: 60_000 * 2000 };
   const limiters = kvs.map((kv) =>
     new RateLimiter({ counters: new KvRateCounters(kv), now: () => clock.ms })
