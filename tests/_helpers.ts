@@ -118,22 +118,25 @@ export async function writeFixtureDataDir(): Promise<string> {
   return dir;
 }
 
-let fixture: Promise<DataSet> | null = null;
-
 /**
- * The fixture data set, built once per test process. The databases are read into
- * memory when opened, so the temporary directory is removed right after.
+ * A data set written by `write` and opened once per test process. The
+ * databases are read into memory when opened, so the temporary directory is
+ * removed right after.
  */
-export function fixtureDataSet(): Promise<DataSet> {
-  fixture ??= writeFixtureDataDir().then(async (dir) => {
-    try {
-      return await openDataSet(dir);
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  });
-  return fixture;
+export function openedOnce(write: () => Promise<string>): () => Promise<DataSet> {
+  let opened: Promise<DataSet> | null = null;
+  return () =>
+    opened ??= write().then(async (dir) => {
+      try {
+        return await openDataSet(dir);
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    });
 }
+
+/** The fixture data set, built once per test process. */
+export const fixtureDataSet: () => Promise<DataSet> = openedOnce(writeFixtureDataDir);
 
 /** A lookup over `data` (the fixtures unless given) with a fixed clock. */
 export async function fixtureLookup(now: Date = FIXED_NOW, data?: DataSet): Promise<Lookup> {

@@ -5,9 +5,9 @@
  * feed compiler, as `data update` installs them.
  */
 
-import { ASN_FIXTURES, CITY_FIXTURES, FIXED_NOW } from "../_helpers.ts";
+import { ASN_FIXTURES, CITY_FIXTURES, FIXED_NOW, openedOnce } from "../_helpers.ts";
 import { type MmdbValue, MmdbWriter } from "../../src/mmdb/writer/writer.ts";
-import { type DataSet, openDataSet } from "../../src/sources/data_set.ts";
+import type { DataSet } from "../../src/sources/data_set.ts";
 import { type FeedKind, type ManifestEntry, writeManifest } from "../../src/sources/manifest.ts";
 import { compileFeeds, feedDatabaseType } from "../../src/update/feed_compile.ts";
 import { parseFeed } from "../../src/update/feed_parse.ts";
@@ -102,16 +102,5 @@ export async function writeGateDataDir(
   return dir;
 }
 
-let opened: Promise<DataSet> | null = null;
-
-/** The gate's data set, built once per test process (read into memory, the directory removed). */
-export function gateDataSet(): Promise<DataSet> {
-  opened ??= writeGateDataDir().then(async (dir) => {
-    try {
-      return await openDataSet(dir);
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  });
-  return opened;
-}
+/** The gate's data set, built once per test process. */
+export const gateDataSet: () => Promise<DataSet> = openedOnce(writeGateDataDir);
