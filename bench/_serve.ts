@@ -9,6 +9,13 @@
 export const ROOT = new URL("..", import.meta.url).pathname;
 export const DATA_DIR = Deno.env.get("IPINTEL_DATA_DIR") ?? `${ROOT}data`;
 
+/**
+ * The V8 flags `deno task start` serves with (deno.json's `start` task), so
+ * that a benchmark runs the server as users run it.
+ */
+export const SERVER_V8_FLAGS: string[] =
+  JSON.parse(Deno.readTextFileSync(`${ROOT}deno.json`)).tasks.start.match(/--v8-flags=\S+/g) ?? [];
+
 /** A positive integer from the environment, or the fallback. */
 export function envInt(name: string, fallback: number): number {
   const text = Deno.env.get(name);
@@ -57,13 +64,23 @@ export function freePort(): number {
 }
 
 /**
- * Spawns `deno run -A main.ts serve` with `options` (auth off; a KV file in
+ * Spawns `deno run -A main.ts serve` (with {@link SERVER_V8_FLAGS}) and `options` (auth off; a KV file in
  * `dir` unless options name one) and polls `/ip/8.8.8.8` every 5 ms until it
  * answers 200: "ready" as a user sees it.
  */
 export async function startServer(dir: string, options: string[] = []): Promise<RunningServer> {
   const port = freePort();
-  const args = ["run", "-A", "main.ts", "serve", "--port", String(port), "--host", "127.0.0.1"];
+  const args = [
+    "run",
+    "-A",
+    ...SERVER_V8_FLAGS,
+    "main.ts",
+    "serve",
+    "--port",
+    String(port),
+    "--host",
+    "127.0.0.1",
+  ];
   const kv = options.includes("--kv") ? [] : ["--kv", `${dir}/bench-${port}.kv`];
   const started = performance.now();
   const { child, stderrTail } = spawnDeno([
