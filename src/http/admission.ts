@@ -5,11 +5,10 @@
  * src/access, so a change of its interface is an edit here only.
  */
 
-import type { MiddlewareHandler } from "hono";
 import { type AccessControl, type Caller, type Charge, refusalOf } from "../access/access.ts";
 import { apiKeyOf } from "../access/credentials.ts";
 import { type RateLimitedError, UnauthorizedError } from "../errors.ts";
-import type { AppContext, AppEnv } from "./env.ts";
+import type { AppContext } from "./env.ts";
 
 export interface Admission {
   /** The caller by the key it sent (null: none), or null when access control is off; throws the 401. */
@@ -56,23 +55,15 @@ export function createAdmission(
 }
 
 /**
- * The key middleware of the native API's lookup routes: identifies the caller
- * by `apiKey`, `X-API-Key` or `Authorization: Bearer` (401 when the key is
- * wrong, or missing where one is required) and hands it on as `caller`.
+ * Identifies the caller by the native API's key: `apiKey`, `X-API-Key` or
+ * `Authorization: Bearer` (a 401 when the key is wrong, or missing where one
+ * is required), and hands it on as `caller`.
  */
-export function requireKey(admission: Admission): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    identifyByKey(admission, c);
-    await next();
-  };
-}
-
-/** Identifies the caller by the native API's key (see {@link requireKey}) and hands it on. */
 export function identifyByKey(admission: Admission, c: AppContext): void {
   c.set("caller", admission.identify(c, keyOf(c)));
 }
 
-/** The native API's key of a request (see {@link requireKey}). */
+/** The native API's key of a request (see {@link identifyByKey}). */
 function keyOf(c: AppContext): string | null {
   return apiKeyOf(c.req.query("apiKey"), c.req.raw.headers);
 }

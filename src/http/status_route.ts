@@ -1,11 +1,12 @@
 /** `GET /status`: what data is loaded, how old it is, and which configured sources are absent. */
 
+import type { AnswerHandler } from "./rules/rules.ts";
 import denoJson from "../../deno.json" with { type: "json" };
 import { DataUnavailableError } from "../errors.ts";
 import { redactUrls } from "../sources/redact_url.ts";
 import type { Json } from "../types.ts";
-import type { Handler } from "hono";
-import { type AppEnv, FORMAT_HEADERS } from "./env.ts";
+
+import { FORMAT_HEADERS } from "./env.ts";
 import type { PolicyGate } from "../policy/gate.ts";
 
 const DAY_MS = 86_400_000;
@@ -20,7 +21,7 @@ export function statusRoute(
   dataDirectoryProblem?: () => Promise<string | null>,
   now = () => new Date(),
   policy: PolicyGate | null = null,
-): Handler<AppEnv> {
+): AnswerHandler {
   const started = now();
   return async (c) => {
     const data = c.get("served")?.data;
