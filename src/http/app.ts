@@ -140,7 +140,7 @@ export function createApp(deps: AppDeps): App {
       charge: (units) => {
         const caller = admission.recheck(c);
         if (caller instanceof UnauthorizedError) return Promise.resolve(caller);
-        return admission.charge(c, caller, units);
+        return Promise.resolve(admission.charge(c, caller, units));
       },
       remaining: () => c.get("rate")?.remaining ?? null,
       idleTimeoutMs: (config.streamIdleTimeout ?? DEFAULT_STREAM_IDLE_TIMEOUT) * 1000,
@@ -230,16 +230,33 @@ function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: AnswerHandler } {
 
   /**
    * A lookup: the addresses (null: the caller's own), the parameters (400),
-   * then one unit per address charged (a list all or nothing; 429), then the answer.
+   * then one unit per address charged (a list all or nothing; 429), then the
+   * answer. Synchronous unless a JSON body is read or the charge waits for the
+   * shared count: a GET answered at once makes no promise (bench/middleware_bench.ts).
    */
-  const lookup = async (c: AppContext, ips: string | string[] | null) => {
+  const lookup = (c: AppContext, ips: string | string[] | null) => {
     const addresses = ips ?? client(c);
-    const p: LookupRequest = await readLookupRequest(c);
+    const p = readLookupRequest(c);
+    return p instanceof Promise
+      ? p.then((p) => chargeAndAnswer(c, addresses, p))
+      : chargeAndAnswer(c, addresses, p);
+  };
+  const chargeAndAnswer = (c: AppContext, addresses: string | string[], p: LookupRequest) => {
     if (typeof addresses !== "string" && addresses.length === 0) {
       throw new BadRequestError("Empty bulk list: give at least one IP address");
     }
     const cost = typeof addresses === "string" ? 1 : addresses.length;
-    const refusal = await admission.charge(c, c.get("caller"), cost);
+    const refusal = admission.charge(c, c.get("caller"), cost);
+    return refusal instanceof Promise
+      ? refusal.then((refusal) => answer(c, addresses, p, refusal))
+      : answer(c, addresses, p, refusal);
+  };
+  const answer = (
+    c: AppContext,
+    addresses: string | string[],
+    p: LookupRequest,
+    refusal: AppError | null,
+  ) => {
     if (refusal) throw refusal;
     // One data set for a whole list, even if a reload swaps it meanwhile.
     const find = current(c).lookup;
@@ -303,13 +320,13 @@ function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: AnswerHandler } {
       return c.body(answer.body, 200, FORMAT_HEADERS[format]);
     },
     // The lookup page for a browser, /me for everyone else (as ifconfig.co does).
-    "/": async (c) => {
+    "/": (c) => {
       c.header("vary", "Accept");
       if (site && acceptsHtml(c.req.header("accept") ?? null)) {
         return siteResponse(c, site.page(c.req.raw));
       }
       identifyByKey(admission, c);
-      return await lookup(c, null);
+      return lookup(c, null);
     },
     "/assets/{name}": (c) => {
       const asset = site?.asset(c.req.param("name") ?? "", c.req.raw);
