@@ -68,7 +68,7 @@ export interface AppDeps {
   services: ServiceSlot;
   config:
     & Pick<Config, "bulkMax" | "trustedProxies" | "forwardedHeader" | "corsOrigins">
-    & Partial<Pick<Config, "web" | "streamIdleTimeout">>;
+    & Partial<Pick<Config, "web" | "streamIdleTimeout" | "statusDetail">>;
   /** Keys and rate limits; without it the API is open (as with IPINTEL_AUTH=off). */
   access?: AccessControl;
   /** Where 5xx details go (with the request's id); the client only sees a generic message. */
@@ -319,7 +319,9 @@ function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: Handler<AppEnv> } {
       }
       return c.body(body, 200, NO_STORE_JSON);
     },
-    "/status": statusRoute(deps.dataDirectory, undefined, deps.policy ?? null),
+    "/status": statusRoute(deps.dataDirectory, undefined, deps.policy ?? null, {
+      detail: deps.config.statusDetail ?? false,
+    }),
     "/metrics": (c) => {
       const metrics = deps.metrics;
       if (!metrics) throw new AppError("not_found", "No metrics: IPINTEL_METRICS is off");
