@@ -26,7 +26,7 @@ import { parseFormat, renderError, renderLookup } from "../format/mod.ts";
 import { METRICS_CONTENT_TYPE } from "../format/render.ts";
 import { streamFormat } from "../format/stream.ts";
 import type { DataSet } from "../sources/data_set.ts";
-import { redactUrl } from "../sources/redact_url.ts";
+import { redactUrl, sourceOrigin } from "../sources/redact_url.ts";
 import type { Json } from "../types.ts";
 import { acceptsHtml, createSite, type SiteAnswer } from "../web/site.ts";
 import { type Admission, createAdmission, identifyByKey } from "./admission.ts";
@@ -68,7 +68,7 @@ export interface AppDeps {
   services: ServiceSlot;
   config:
     & Pick<Config, "bulkMax" | "trustedProxies" | "forwardedHeader" | "corsOrigins">
-    & Partial<Pick<Config, "web" | "streamIdleTimeout">>;
+    & Partial<Pick<Config, "web" | "streamIdleTimeout" | "statusDetail">>;
   /** Keys and rate limits; without it the API is open (as with IPINTEL_AUTH=off). */
   access?: AccessControl;
   /** Where 5xx details go (with the request's id); the client only sees a generic message. */
@@ -346,11 +346,14 @@ function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: AnswerHandler } {
       }
       let body = readyBodies.get(data);
       if (!body) {
-        readyBodies.set(data, body = JSON.stringify({ success: true, data: readyData(data) }));
+        const ready = readyData(data, deps.config.statusDetail ?? false);
+        readyBodies.set(data, body = JSON.stringify({ success: true, data: ready }));
       }
       return c.body(body, 200, NO_STORE_JSON);
     },
-    "/status": statusRoute(deps.dataDirectory, undefined, deps.policy ?? null),
+    "/status": statusRoute(deps.dataDirectory, undefined, deps.policy ?? null, {
+      detail: deps.config.statusDetail ?? false,
+    }),
     "/metrics": (c) => {
       const metrics = deps.metrics;
       if (!metrics) throw new AppError("not_found", "No metrics: IPINTEL_METRICS is off");
@@ -379,13 +382,14 @@ const METRICS_HEADERS = Object.freeze({
 const METRICS_UNAUTHORIZED =
   "Invalid or missing metrics token: send Authorization: Bearer <IPINTEL_METRICS_TOKEN>";
 
-function readyData(data: DataSet): Json {
+/** What `/ready` shows (open to probes): sources by scheme and host, unless IPINTEL_STATUS_DETAIL. */
+function readyData(data: DataSet, detail: boolean): Json {
   return {
     status: "ready",
     databases: data.manifest.sources.map((s) => ({
       kind: s.kind,
       databaseType: s.databaseType,
-      source: redactUrl(s.source),
+      source: detail ? redactUrl(s.source) : sourceOrigin(s.source),
       built: s.built,
       license: s.license,
       attribution: s.attribution,

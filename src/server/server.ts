@@ -29,7 +29,7 @@ type ServerConfig =
     | "log"
     | "logFullIp"
   >
-  & Partial<Pick<Config, "streamIdleTimeout">>;
+  & Partial<Pick<Config, "streamIdleTimeout" | "statusDetail">>;
 
 /** How long `/status` trusts its last look at whether the data directory can be written. */
 const DATA_DIR_CHECK_MS = 10_000;
