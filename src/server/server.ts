@@ -1,7 +1,7 @@
 /**
  * The request handler a server runs, assembled once for `serve` and for the
  * Deno Deploy entry point: the Hono app, with the instrumentation (metrics,
- * request ids, access log) as its outermost middleware.
+ * request ids, access log) as its outermost answer rule.
  */
 
 import type { AccessControl } from "../access/access.ts";
