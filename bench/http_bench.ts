@@ -39,7 +39,9 @@
  * Latency percentiles (p50, p99) are wrk's, medians over the rounds. CPU
  * µs/request is the server process's CPU time (all threads, from /proc) over
  * the requests it answered: steadier than throughput on a shared machine,
- * and the per-request cost that workers cannot change.
+ * and the per-request cost that workers cannot change. "CPU × ceiling" is it
+ * over the mean of the two ceiling runs around it, the median over the rounds
+ * (issue 31's acceptance figure).
  *
  * Each run also shows the "other load": cores used during the run by
  * processes other than this bench, wrk and the server under test (from
@@ -123,7 +125,17 @@ function startCommand(name: string, command: string, args: string[], port: numbe
   return server;
 }
 
+/** The wrk runs under way, stopped with the servers when the bench is interrupted. */
+const loads = new Set<Deno.ChildProcess>();
+
 export async function stopAll(): Promise<void> {
+  for (const load of loads) {
+    try {
+      load.kill("SIGTERM");
+    } catch {
+      // already exited
+    }
+  }
   for (const server of servers.splice(0)) {
     try {
       server.child.kill("SIGTERM");
@@ -267,7 +279,7 @@ export async function wrk(
   const port = server.port;
   const before = readCpuTicks(server);
   const started = performance.now();
-  const { code, stdout, stderr } = await new Deno.Command("wrk", {
+  const child = new Deno.Command("wrk", {
     args: [
       `-t${THREADS}`,
       `-c${CONNECTIONS}`,
@@ -278,7 +290,11 @@ export async function wrk(
       `http://127.0.0.1:${port}`,
     ],
     stdin: "null",
-  }).output();
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  loads.add(child);
+  const { code, stdout, stderr } = await child.output().finally(() => loads.delete(child));
   const after = readCpuTicks(server);
   const load = otherLoad(before, after, (performance.now() - started) / 1000);
   const output = new TextDecoder().decode(stdout) + new TextDecoder().decode(stderr);
@@ -572,6 +588,8 @@ async function main(): Promise<void> {
     const p99s = new Map(variants.map((v) => [v.label, [] as number[]]));
     const cpus = new Map(variants.map((v) => [v.label, [] as number[]]));
     const ceilingCpus: number[] = [];
+    // CPU per request over the mean of the two ceiling runs around it, as the share is taken.
+    const cpuRatios = new Map(variants.map((v) => [v.label, [] as number[]]));
     const shares = new Map(SHARES.map((s) => [s.name, [] as number[]]));
     let non2xx = 0;
     let loaded = false;
@@ -587,7 +605,8 @@ async function main(): Promise<void> {
     const loadText = (load: number | null) =>
       load === null ? "  n/a" : `${load.toFixed(2)}${load > OTHER_LOAD_LIMIT ? "!" : ""}`;
     console.log(
-      "round  variant     ceiling   variant   ceiling   ratio   p50 ms  p99 ms  other load c / v / c",
+      "round  variant     ceiling   variant   ceiling   ratio   CPU ×c   p50 ms  p99 ms  " +
+        "other load c / v / c",
     );
     // Every measurement sits between two ceiling runs: c, plain, c, uncounted, c, ...
     let before = await run("ceiling", ceiling, ceilingScript);
@@ -604,14 +623,20 @@ async function main(): Promise<void> {
         if (own.p99 !== null) p99s.get(variant.label)!.push(own.p99);
         if (own.cpuUs !== null) cpus.get(variant.label)!.push(own.cpuUs);
         if (after.cpuUs !== null) ceilingCpus.push(after.cpuUs);
+        const cpuRatio = own.cpuUs !== null && before.cpuUs !== null && after.cpuUs !== null
+          ? own.cpuUs / ((before.cpuUs + after.cpuUs) / 2)
+          : null;
+        if (cpuRatio !== null) cpuRatios.get(variant.label)!.push(cpuRatio);
         console.log(
           `${String(round).padStart(5)}  ${variant.label.padEnd(10)} ${
             fmt(before.requestsPerSecond)
           }  ${fmt(own.requestsPerSecond)}  ${fmt(after.requestsPerSecond)}   ${
             ratio.toFixed(3)
-          }  ${ms(own.p50)}  ${ms(own.p99)}  ${loadText(before.otherLoad)} / ${
-            loadText(own.otherLoad)
-          } / ${loadText(after.otherLoad)}`,
+          }  ${cpuRatio === null ? "   n/a" : cpuRatio.toFixed(3).padStart(6)}  ${ms(own.p50)}  ${
+            ms(own.p99)
+          }  ${loadText(before.otherLoad)} / ${loadText(own.otherLoad)} / ${
+            loadText(after.otherLoad)
+          }`,
         );
         before = after;
       }
@@ -623,17 +648,20 @@ async function main(): Promise<void> {
     }
     console.log(
       "\nvariant     share of ceiling (median)   p50 ms   p99 ms   CPU µs/request (ceiling: " +
-        `${medianOrNull(ceilingCpus)?.toFixed(1) ?? "n/a"})`,
+        `${medianOrNull(ceilingCpus)?.toFixed(1) ?? "n/a"})   CPU × ceiling (median)`,
     );
     for (const v of variants) {
       const goal = GOALS[v.label];
       const cpu = medianOrNull(cpus.get(v.label)!);
+      const cpuRatio = medianOrNull(cpuRatios.get(v.label)!);
       console.log(
         `${v.label.padEnd(10)}  ${median(ratios.get(v.label)!).toFixed(3).padStart(8)}${
           goal ? ` (goal ≥ ${goal})` : "".padEnd(13)
         }      ${ms(medianOrNull(p50s.get(v.label)!))}   ${
           ms(medianOrNull(p99s.get(v.label)!))
-        }   ${cpu === null ? "n/a" : cpu.toFixed(1).padStart(6)}`,
+        }   ${cpu === null ? "   n/a" : cpu.toFixed(1).padStart(6)}${
+          cpuRatio === null ? "n/a".padStart(38) : cpuRatio.toFixed(3).padStart(38)
+        }`,
       );
     }
     for (const share of SHARES) {

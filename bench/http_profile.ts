@@ -54,6 +54,7 @@ import {
   ROOT,
   SECONDS,
   type Server,
+  stopAll,
   THREADS,
   waitFor,
   WARMUP,
@@ -157,6 +158,7 @@ async function stop(child: Deno.ChildProcess, signal: Deno.Signal = "SIGTERM"): 
 }
 
 async function cleanUp(): Promise<void> {
+  await stopAll(); // wrk runs under way (this bench starts no server through bench:http's list)
   // perf first (SIGINT lets it finish its file), then the servers.
   for (const child of [...running].reverse()) await stop(child, "SIGINT");
   for (const child of [...running]) await stop(child, "SIGKILL");
@@ -552,7 +554,17 @@ function printGc(runs: GcRun[]): void {
   }
 }
 
+/** Fails early, naming what to install, when a tool this bench runs is missing (cannot start). */
+async function requireTool(command: string, args: string[], hint: string): Promise<void> {
+  const ok = await new Deno.Command(command, { args, stdout: "null", stderr: "null" }).output()
+    .then(() => true, () => false);
+  if (!ok) throw new Error(`${command} is needed and did not run: ${hint}`);
+}
+
 async function main(): Promise<void> {
+  await requireTool("perf", ["--version"], "install Linux perf (Debian: linux-perf)");
+  await requireTool("wrk", ["--version"], "install wrk");
+  await requireTool("stdbuf", ["--version"], "install coreutils");
   const addresses = await knownAddresses(DATA_DIR, ADDRESSES, 1);
   const dir = await Deno.makeTempDir({ prefix: "ipintel-http-profile-" });
   leftovers.add(dir);
