@@ -30,7 +30,7 @@
  *   JavaScript function above it in the call chain (the one that ran an op, an API callback, a
  *   builtin, an allocation that triggered a scavenge). Samples with no JS caller are the
  *   runtime's own work on that thread: the event loop and HTTP on "deno", GC helpers on
- *   "V8 DefaultWorke".
+ *   "V8 DefaultWorke" (and samples whose chain perf could not walk through the binary's frames).
  * - "largest differences by innermost symbol": the 15 names (JIT tiers `*~^+` merged) whose
  *   µs grow most from the ceiling to ipintel; then each server's 15 hottest, in µs/request.
  * - The machine's other load (cores used by other processes) is shown per run, as in bench:http;
