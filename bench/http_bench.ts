@@ -18,7 +18,12 @@
  * - `get`, `xml`, `csv`: `?get=...`, `?format=xml`, `?format=csv` on the plain server;
  * - `hono`: a Hono hello-world (bench/ceiling_server.ts --hono): the framework's own price;
  * - `before`: `plain` as served by another checkout (BENCH_BEFORE: its directory), to
- *   compare a change with what it replaced in one run.
+ *   compare a change with what it replaced in one run;
+ * - `nginx`: not ipintel but the issue's moonshot: nginx with one worker and the GeoIP2 C module
+ *   (libmaxminddb) on the same City and ASN databases, answering `GET /ip/{ip}` with a JSON body
+ *   of the looked-up fields (bench/http_bench.ts `nginxConfig`). Its CPU is the whole nginx
+ *   process tree (master + worker; the master is idle under load). Skipped, with a message,
+ *   when nginx or the module is not installed (Debian: nginx-light, libnginx-mod-http-geoip2).
  *
  * Run: `deno task bench:http` (deno run --allow-all bench/http_bench.ts).
  *
@@ -34,7 +39,9 @@
  * Latency percentiles (p50, p99) are wrk's, medians over the rounds. CPU
  * µs/request is the server process's CPU time (all threads, from /proc) over
  * the requests it answered: steadier than throughput on a shared machine,
- * and the per-request cost that workers cannot change.
+ * and the per-request cost that workers cannot change. "CPU × ceiling" is it
+ * over the mean of the two ceiling runs around it, the median over the rounds
+ * (issue 31's acceptance figure).
  *
  * Each run also shows the "other load": cores used during the run by
  * processes other than this bench, wrk and the server under test (from
@@ -51,15 +58,20 @@
  *   BENCH_VARIANTS     comma-separated variants to run (all)
  *   BENCH_BEFORE       a checkout to serve as the `before` variant (absent: no such variant)
  *   IPINTEL_DATA_DIR   data directory (./data)
+ *   BENCH_NGINX        the nginx binary (nginx on PATH, else /usr/sbin/nginx)
+ *   BENCH_NGINX_GEOIP2 the module (/usr/lib/nginx/modules/ngx_http_geoip2_module.so)
  *
  * @module
  */
 
+import { Buffer } from "node:buffer";
+import { type CityResponse, Reader } from "mmdb-lib";
 import { knownAddresses } from "./_addresses.ts";
 import { freePort, spawnDeno } from "./_serve.ts";
+import { readManifest } from "../src/sources/manifest.ts";
 
-const ROOT = new URL("..", import.meta.url).pathname;
-const DATA_DIR = Deno.env.get("IPINTEL_DATA_DIR") ?? `${ROOT}data`;
+export const ROOT = new URL("..", import.meta.url).pathname;
+export const DATA_DIR = Deno.env.get("IPINTEL_DATA_DIR") ?? `${ROOT}data`;
 
 function envInt(name: string, fallback: number): number {
   const text = Deno.env.get(name);
@@ -69,21 +81,23 @@ function envInt(name: string, fallback: number): number {
   return value;
 }
 
-const SECONDS = envInt("BENCH_SECONDS", 10);
+export const SECONDS = envInt("BENCH_SECONDS", 10);
 const ROUNDS = envInt("BENCH_ROUNDS", 5);
-const WARMUP = envInt("BENCH_WARMUP", 5);
-const THREADS = envInt("BENCH_THREADS", 2);
-const CONNECTIONS = envInt("BENCH_CONNECTIONS", 64);
+export const WARMUP = envInt("BENCH_WARMUP", 5);
+export const THREADS = envInt("BENCH_THREADS", 2);
+export const CONNECTIONS = envInt("BENCH_CONNECTIONS", 64);
 const BEFORE = Deno.env.get("BENCH_BEFORE") ?? null;
-const ADDRESSES = envInt("BENCH_ADDRESSES", 10_000);
+export const ADDRESSES = envInt("BENCH_ADDRESSES", 10_000);
 const ONLY = Deno.env.get("BENCH_VARIANTS")?.split(",").filter((v) => v !== "") ?? null;
 
 /** A started server: its port, process and the tail of its stderr. */
-interface Server {
+export interface Server {
   name: string;
   port: number;
   child: Deno.ChildProcess;
   stderrTail: () => string;
+  /** Its CPU counts its child processes too (nginx's worker); a Deno server is one process. */
+  tree?: boolean;
 }
 
 const servers: Server[] = [];
@@ -95,7 +109,33 @@ function start(name: string, args: string[], port: number): Server {
   return server;
 }
 
-async function stopAll(): Promise<void> {
+/** Starts a server that is not Deno (nginx), stderr drained and its tail kept, as spawnDeno does. */
+function startCommand(name: string, command: string, args: string[], port: number): Server {
+  const child = new Deno.Command(command, { args, stdin: "null", stdout: "null", stderr: "piped" })
+    .spawn();
+  let tail = "";
+  (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of child.stderr) {
+      tail = (tail + decoder.decode(chunk, { stream: true })).slice(-4000);
+    }
+  })().catch(() => {});
+  const server = { name, port, child, stderrTail: () => tail, tree: true };
+  servers.push(server);
+  return server;
+}
+
+/** The wrk runs under way, stopped with the servers when the bench is interrupted. */
+const loads = new Set<Deno.ChildProcess>();
+
+export async function stopAll(): Promise<void> {
+  for (const load of loads) {
+    try {
+      load.kill("SIGTERM");
+    } catch {
+      // already exited
+    }
+  }
   for (const server of servers.splice(0)) {
     try {
       server.child.kill("SIGTERM");
@@ -107,7 +147,7 @@ async function stopAll(): Promise<void> {
 }
 
 /** Waits until `url` answers 200, failing early if the process exits. */
-async function waitFor(server: Server, path: string, timeoutMs: number): Promise<void> {
+export async function waitFor(server: Server, path: string, timeoutMs: number): Promise<void> {
   const url = `http://127.0.0.1:${server.port}${path}`;
   const deadline = Date.now() + timeoutMs;
   let exited = false;
@@ -136,22 +176,56 @@ interface CpuTicks {
   self: number;
 }
 
-const TICKS_PER_SECOND = 100;
+export const TICKS_PER_SECOND = 100;
 
-function readCpuTicks(serverPid: number): CpuTicks | null {
+/** User + system ticks of a process (its threads included), from /proc/PID/stat. */
+function processTicks(pid: number | "self", withChildren: boolean): number {
+  const text = Deno.readTextFileSync(`/proc/${pid}/stat`);
+  // Fields after the ")" that closes the command name: utime is the 12th, then stime, cutime, cstime.
+  const f = text.slice(text.lastIndexOf(")") + 2).split(" ").map(Number);
+  const own = (f[11] ?? 0) + (f[12] ?? 0);
+  return withChildren ? own + (f[13] ?? 0) + (f[14] ?? 0) : own;
+}
+
+/** The live child processes of `pid` (nginx's worker), from the parent field of /proc/N/stat. */
+function childPids(pid: number): number[] {
+  const children: number[] = [];
+  for (const entry of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    try {
+      const text = Deno.readTextFileSync(`/proc/${entry.name}/stat`);
+      const ppid = Number(text.slice(text.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === pid) children.push(Number(entry.name));
+    } catch {
+      // exited while listing
+    }
+  }
+  return children;
+}
+
+/** CPU ticks of a server: its own process, plus its live children when it is a process tree. */
+function serverTicks(server: Server): number {
+  const pid = server.child.pid;
+  let ticks = processTicks(pid, false);
+  if (server.tree) {
+    for (const child of childPids(pid)) {
+      try {
+        ticks += processTicks(child, false);
+      } catch {
+        // exited between listing and reading
+      }
+    }
+  }
+  return ticks;
+}
+
+export function readCpuTicks(server: Server): CpuTicks | null {
   try {
     // cpu  user nice system idle iowait irq softirq steal ...
     const cpu = Deno.readTextFileSync("/proc/stat").split("\n", 1)[0]!.trim().split(/\s+/);
     const field = (i: number) => Number(cpu[i] ?? 0);
     const machineBusy = field(1) + field(2) + field(3) + field(6) + field(7);
-    // Fields after the ")" that closes the command name: utime is the 12th, then stime, cutime, cstime.
-    const times = (pid: number | "self", withChildren: boolean) => {
-      const text = Deno.readTextFileSync(`/proc/${pid}/stat`);
-      const f = text.slice(text.lastIndexOf(")") + 2).split(" ").map(Number);
-      const own = (f[11] ?? 0) + (f[12] ?? 0);
-      return withChildren ? own + (f[13] ?? 0) + (f[14] ?? 0) : own;
-    };
-    return { machineBusy, server: times(serverPid, false), self: times("self", true) };
+    return { machineBusy, server: serverTicks(server), self: processTicks("self", true) };
   } catch {
     return null; // not Linux, or the process is gone
   }
@@ -173,7 +247,7 @@ function otherLoad(
 const OTHER_LOAD_LIMIT = 0.2;
 
 /** What one wrk run reports. */
-interface WrkResult {
+export interface WrkResult {
   requestsPerSecond: number;
   /** Cores used by other processes during the run (null when /proc is not readable). */
   otherLoad: number | null;
@@ -197,11 +271,15 @@ function latencyMs(output: string, percentile: string): number | null {
   return Number(match[1]) * scale;
 }
 
-async function wrk(server: Server, script: string, seconds: number): Promise<WrkResult> {
+export async function wrk(
+  server: Server,
+  script: string,
+  seconds: number,
+): Promise<WrkResult> {
   const port = server.port;
-  const before = readCpuTicks(server.child.pid);
+  const before = readCpuTicks(server);
   const started = performance.now();
-  const { code, stdout, stderr } = await new Deno.Command("wrk", {
+  const child = new Deno.Command("wrk", {
     args: [
       `-t${THREADS}`,
       `-c${CONNECTIONS}`,
@@ -212,8 +290,12 @@ async function wrk(server: Server, script: string, seconds: number): Promise<Wrk
       `http://127.0.0.1:${port}`,
     ],
     stdin: "null",
-  }).output();
-  const after = readCpuTicks(server.child.pid);
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  loads.add(child);
+  const { code, stdout, stderr } = await child.output().finally(() => loads.delete(child));
+  const after = readCpuTicks(server);
   const load = otherLoad(before, after, (performance.now() - started) / 1000);
   const output = new TextDecoder().decode(stdout) + new TextDecoder().decode(stderr);
   if (code !== 0) throw new Error(`wrk failed (exit ${code}):\n${output}`);
@@ -243,7 +325,7 @@ async function wrk(server: Server, script: string, seconds: number): Promise<Wrk
  * prints them as a STATUS line (it costs wrk CPU, so it is used for the
  * warm-up check only, not for measured runs).
  */
-function luaScript(
+export function luaScript(
   addresses: readonly string[],
   countStatuses: boolean,
   headers: Record<string, string> = {},
@@ -283,7 +365,7 @@ end
 ${countStatuses ? counting : ""}`;
 }
 
-function median(values: number[]): number {
+export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
@@ -443,6 +525,15 @@ async function main(): Promise<void> {
         what: `plain, as the checkout in ${BEFORE} serves it`,
       }]),
     ];
+    const nginx = wanted("nginx") ? await startNginx(dir) : null;
+    if (nginx) {
+      all.push({
+        label: "nginx",
+        server: nginx,
+        what:
+          "nginx, 1 worker, GeoIP2 module on the same City and ASN databases (CPU: master+worker)",
+      });
+    }
     const variants = all.filter((v) => wanted(v.label));
     // Servers no wanted variant uses are stopped at once.
     for (const server of servers.splice(0)) {
@@ -453,6 +544,7 @@ async function main(): Promise<void> {
     for (const server of new Set(variants.map((v) => v.server))) {
       await waitFor(server, "/ready", 120_000);
     }
+    if (nginx) await checkNginxAnswers(nginx, addresses.slice(0, 200));
     const scripts = new Map<string, { measure: string; check: string }>();
     for (const v of variants) {
       const measure = `${dir}/${v.label}.lua`;
@@ -496,6 +588,8 @@ async function main(): Promise<void> {
     const p99s = new Map(variants.map((v) => [v.label, [] as number[]]));
     const cpus = new Map(variants.map((v) => [v.label, [] as number[]]));
     const ceilingCpus: number[] = [];
+    // CPU per request over the mean of the two ceiling runs around it, as the share is taken.
+    const cpuRatios = new Map(variants.map((v) => [v.label, [] as number[]]));
     const shares = new Map(SHARES.map((s) => [s.name, [] as number[]]));
     let non2xx = 0;
     let loaded = false;
@@ -511,7 +605,8 @@ async function main(): Promise<void> {
     const loadText = (load: number | null) =>
       load === null ? "  n/a" : `${load.toFixed(2)}${load > OTHER_LOAD_LIMIT ? "!" : ""}`;
     console.log(
-      "round  variant     ceiling   variant   ceiling   ratio   p50 ms  p99 ms  other load c / v / c",
+      "round  variant     ceiling   variant   ceiling   ratio   CPU ×c   p50 ms  p99 ms  " +
+        "other load c / v / c",
     );
     // Every measurement sits between two ceiling runs: c, plain, c, uncounted, c, ...
     let before = await run("ceiling", ceiling, ceilingScript);
@@ -528,14 +623,20 @@ async function main(): Promise<void> {
         if (own.p99 !== null) p99s.get(variant.label)!.push(own.p99);
         if (own.cpuUs !== null) cpus.get(variant.label)!.push(own.cpuUs);
         if (after.cpuUs !== null) ceilingCpus.push(after.cpuUs);
+        const cpuRatio = own.cpuUs !== null && before.cpuUs !== null && after.cpuUs !== null
+          ? own.cpuUs / ((before.cpuUs + after.cpuUs) / 2)
+          : null;
+        if (cpuRatio !== null) cpuRatios.get(variant.label)!.push(cpuRatio);
         console.log(
           `${String(round).padStart(5)}  ${variant.label.padEnd(10)} ${
             fmt(before.requestsPerSecond)
           }  ${fmt(own.requestsPerSecond)}  ${fmt(after.requestsPerSecond)}   ${
             ratio.toFixed(3)
-          }  ${ms(own.p50)}  ${ms(own.p99)}  ${loadText(before.otherLoad)} / ${
-            loadText(own.otherLoad)
-          } / ${loadText(after.otherLoad)}`,
+          }  ${cpuRatio === null ? "   n/a" : cpuRatio.toFixed(3).padStart(6)}  ${ms(own.p50)}  ${
+            ms(own.p99)
+          }  ${loadText(before.otherLoad)} / ${loadText(own.otherLoad)} / ${
+            loadText(after.otherLoad)
+          }`,
         );
         before = after;
       }
@@ -547,17 +648,20 @@ async function main(): Promise<void> {
     }
     console.log(
       "\nvariant     share of ceiling (median)   p50 ms   p99 ms   CPU µs/request (ceiling: " +
-        `${medianOrNull(ceilingCpus)?.toFixed(1) ?? "n/a"})`,
+        `${medianOrNull(ceilingCpus)?.toFixed(1) ?? "n/a"})   CPU × ceiling (median)`,
     );
     for (const v of variants) {
       const goal = GOALS[v.label];
       const cpu = medianOrNull(cpus.get(v.label)!);
+      const cpuRatio = medianOrNull(cpuRatios.get(v.label)!);
       console.log(
         `${v.label.padEnd(10)}  ${median(ratios.get(v.label)!).toFixed(3).padStart(8)}${
           goal ? ` (goal ≥ ${goal})` : "".padEnd(13)
         }      ${ms(medianOrNull(p50s.get(v.label)!))}   ${
           ms(medianOrNull(p99s.get(v.label)!))
-        }   ${cpu === null ? "n/a" : cpu.toFixed(1).padStart(6)}`,
+        }   ${cpu === null ? "   n/a" : cpu.toFixed(1).padStart(6)}${
+          cpuRatio === null ? "n/a".padStart(38) : cpuRatio.toFixed(3).padStart(38)
+        }`,
       );
     }
     for (const share of SHARES) {
@@ -611,16 +715,194 @@ async function createBenchKey(kv: string): Promise<string> {
   return JSON.parse(new TextDecoder().decode(output.stdout)).key;
 }
 
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  Deno.addSignalListener(signal, () => {
-    stopAll().finally(() => Deno.exit(130));
-  });
+/** Where nginx and its GeoIP2 module are, when both are installed. */
+function findNginx(): { binary: string; module: string } | null {
+  const exists = (path: string) => {
+    try {
+      return Deno.statSync(path).isFile;
+    } catch {
+      return false;
+    }
+  };
+  const onPath = (Deno.env.get("PATH") ?? "").split(":").map((dir) => `${dir}/nginx`);
+  const binary = [Deno.env.get("BENCH_NGINX") ?? "", ...onPath, "/usr/sbin/nginx"].find(exists);
+  const module = Deno.env.get("BENCH_NGINX_GEOIP2") ??
+    "/usr/lib/nginx/modules/ngx_http_geoip2_module.so";
+  return binary && exists(module) ? { binary, module } : null;
 }
 
-try {
-  await main();
-} catch (error) {
-  await stopAll();
-  console.error(error instanceof Error ? error.message : error);
-  Deno.exit(1);
+/**
+ * nginx's configuration for the `nginx` variant: one worker, in the foreground, everything it
+ * writes (pid, error log, temp files) in `dir`, no access log; the GeoIP2 module looks up the
+ * address taken from the path in the City and ASN databases and `return` builds the JSON body.
+ * Keep-alive is unlimited, as Deno.serve's is, so wrk's connections stay open in both. The
+ * free-text names (city, ASN organisation: some ASN names hold quotes) are JSON-escaped by a
+ * `map` each, up to two `"` (`return` cannot escape); the bench checks that answers parse.
+ */
+export function nginxConfig(
+  options: { dir: string; port: number; module: string; city: string; asn: string },
+): string {
+  const { dir, port, module, city, asn } = options;
+  const string = (name: string, path: string) => `    $${name} source=$bench_ip ${path};`; // not found: empty;
+  const number = (name: string, path: string) =>
+    `    $${name} default=null source=$bench_ip ${path};`;
+  const body = JSON.stringify({
+    success: true,
+    data: {
+      ip: "$bench_ip",
+      geoLocation: {
+        continent: "$g_continent",
+        continentCode: "$g_continent_code",
+        country: "$g_country",
+        countryCode: "$g_country_code",
+        region: "$g_region",
+        regionCode: "$g_region_code",
+        city: "$g_city_json",
+        postal_Code: "$g_postal",
+        is_in_eu: "@g_eu@",
+        latitude: "@g_latitude@",
+        longitude: "@g_longitude@",
+        accuracy_radius: "@g_accuracy@",
+      },
+      timezone: { time_zone: "$g_time_zone" },
+      connection: { asn_number: "@g_asn@", asn_org: "$g_asn_org_json" },
+      security: { isVpn: false, isTor: false, isThreat: "low" },
+    },
+  }).replace(/"@(\w+)@"/g, "$$$1"); // numbers and booleans: the variable unquoted
+  return `# Generated by bench/http_bench.ts
+load_module ${module};
+worker_processes 1;
+daemon off;
+master_process on;
+pid ${dir}/nginx.pid;
+error_log ${dir}/nginx-error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  server_tokens off;
+  keepalive_requests 1000000000;
+  client_body_temp_path ${dir}/nginx-body;
+  proxy_temp_path ${dir}/nginx-proxy;
+  fastcgi_temp_path ${dir}/nginx-fastcgi;
+  uwsgi_temp_path ${dir}/nginx-uwsgi;
+  scgi_temp_path ${dir}/nginx-scgi;
+  map $uri $bench_ip { "~^/ip/(?<address>[^/]+)$" $address; default ""; }
+${escapeMap("g_city")}
+${escapeMap("g_asn_org")}
+  geoip2 ${city} {
+${string("g_continent", "continent names en")}
+${string("g_continent_code", "continent code")}
+${string("g_country", "country names en")}
+${string("g_country_code", "country iso_code")}
+${string("g_region", "subdivisions 0 names en")}
+${string("g_region_code", "subdivisions 0 iso_code")}
+${string("g_city", "city names en")}
+${string("g_postal", "postal code")}
+    $g_eu default=0 source=$bench_ip country is_in_european_union;
+${number("g_latitude", "location latitude")}
+${number("g_longitude", "location longitude")}
+${number("g_accuracy", "location accuracy_radius")}
+${string("g_time_zone", "location time_zone")}
+  }
+  geoip2 ${asn} {
+${number("g_asn", "autonomous_system_number")}
+${string("g_asn_org", "autonomous_system_organization")}
+  }
+  server {
+    listen 127.0.0.1:${port} reuseport;
+    default_type application/json;
+    location /ip/ { return 200 '${body}'; }
+    location = /ready { return 200 ''; }
+  }
+}
+`;
+}
+
+/** A map from `$name` to `$name_json`: the same text with up to two `"` escaped for JSON. */
+function escapeMap(name: string): string {
+  // In nginx's quoted strings `\\` is one backslash: `\\"` gives `\"`.
+  return `  map $${name} $${name}_json {
+    '~^([^"]*)"([^"]*)$' '$1\\\\"$2';
+    '~^([^"]*)"([^"]*)"([^"]*)$' '$1\\\\"$2\\\\"$3';
+    default $${name};
+  }`;
+}
+
+/** Starts the `nginx` variant, or says why it is skipped and returns null. */
+async function startNginx(dir: string): Promise<Server | null> {
+  const found = findNginx();
+  if (!found) {
+    console.log(
+      "nginx variant skipped: nginx or its GeoIP2 module is not installed " +
+        "(Debian: apt-get install nginx-light libnginx-mod-http-geoip2)",
+    );
+    return null;
+  }
+  const manifest = await readManifest(DATA_DIR);
+  const file = (kind: string) => {
+    const entry = manifest?.sources.find((s) => s.kind === kind);
+    if (!entry) throw new Error(`No ${kind} database in ${DATA_DIR}: run "deno task data"`);
+    return `${DATA_DIR}/${entry.file}`;
+  };
+  const port = freePort();
+  const config = `${dir}/nginx.conf`;
+  await Deno.writeTextFile(
+    config,
+    nginxConfig({ dir, port, module: found.module, city: file("city"), asn: file("asn") }),
+  );
+  // -e: the error log before the configuration is read (else nginx opens /var/log/nginx/error.log).
+  return startCommand("nginx", found.binary, ["-p", dir, "-c", config, "-e", "stderr"], port);
+}
+
+/**
+ * nginx's answers are checked against mmdb-lib's reading of the same City database: a 200, a
+ * body that parses, the same country code, and a real country for most addresses.
+ */
+async function checkNginxAnswers(server: Server, addresses: readonly string[]): Promise<void> {
+  const manifest = await readManifest(DATA_DIR);
+  const entry = manifest?.sources.find((s) => s.kind === "city");
+  const bytes = await Deno.readFile(`${DATA_DIR}/${entry!.file}`);
+  const city = new Reader<CityResponse>(
+    Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length),
+  );
+  let withCountry = 0;
+  for (const ip of addresses) {
+    const response = await fetch(`http://127.0.0.1:${server.port}/ip/${ip}`);
+    const text = await response.text();
+    if (response.status !== 200) throw new Error(`nginx: /ip/${ip} answered ${response.status}`);
+    let body: { data: { geoLocation: { countryCode: string; country: string } } };
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new Error(`nginx: /ip/${ip} answered a body that is not JSON: ${text}`);
+    }
+    const expected = city.get(ip)?.country?.iso_code ?? "";
+    const { countryCode, country } = body.data.geoLocation;
+    if (countryCode !== expected) {
+      throw new Error(`nginx: /ip/${ip} gave country ${countryCode}, the database ${expected}`);
+    }
+    if (country !== "") withCountry++;
+  }
+  if (withCountry < addresses.length * 0.9) {
+    throw new Error(`nginx: only ${withCountry} of ${addresses.length} answers name a country`);
+  }
+  console.log(
+    `nginx: ${addresses.length} answers checked (200, JSON, country as mmdb-lib reads it; ` +
+      `${withCountry} name one)`,
+  );
+}
+
+if (import.meta.main) {
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    Deno.addSignalListener(signal, () => {
+      stopAll().finally(() => Deno.exit(130));
+    });
+  }
+  try {
+    await main();
+  } catch (error) {
+    await stopAll();
+    console.error(error instanceof Error ? error.message : error);
+    Deno.exit(1);
+  }
 }

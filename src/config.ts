@@ -82,6 +82,8 @@ export interface Config {
   historyDays: number;
   /** The forward-auth policy file (JSON, src/policy); null: no `/auth` gate. */
   policy: string | null;
+  /** `/status` shows source URLs whole (secrets still redacted); off: scheme and host only. */
+  statusDetail: boolean;
 }
 
 /** One setting: its environment variable, its flag, default and parser. */
@@ -383,6 +385,14 @@ export const OPTIONS = [
     "Policy file (JSON) of the forward-auth gate GET /auth; checked at start, reloaded when it changes",
     () => null,
     nonEmpty,
+  ),
+  option(
+    "statusDetail",
+    "IPINTEL_STATUS_DETAIL",
+    "status-detail",
+    "true: /status shows source URLs with their paths (secrets still redacted); false: scheme and host only",
+    () => false,
+    boolean,
   ),
 ] as const satisfies readonly AnyOptionSpec[];
 

@@ -5,11 +5,20 @@
  * one second, a parsed user agent, a security verdict. `sharedPart` is the one
  * way to make such a part: it freezes the whole tree and marks the object.
  * The serialisers' one rule (result_json.ts, xml.ts, csv.ts): the text written
- * for a marked object may be remembered, keyed by the object (weakly); every
+ * for a marked object may be remembered, in its {@link rememberedTexts}; every
  * other object is written anew each time.
  */
 
-const SHARED = new WeakSet<object>();
+/**
+ * A shared part's remembered texts, one key per serialiser: a hidden property
+ * (a symbol, not enumerable, so no serialiser writes it and no comparison sees
+ * it) holding a mutable record, made before the part is frozen. Read as a
+ * property, not looked up in a WeakMap: a request reads seven of them.
+ */
+const TEXTS = Symbol("texts written for this shared part");
+
+/** Parts frozen before they were shared (no hidden property can be added): their texts live here. */
+const textsOfFrozen = new WeakMap<object, Record<string, unknown>>();
 
 /**
  * Deeply freezes `value`, marks it shared and returns it.
@@ -17,14 +26,27 @@ const SHARED = new WeakSet<object>();
  * @example const EMPTY = sharedPart({ code: null, symbol: null });
  */
 export function sharedPart<T extends object>(value: T): T {
+  if (rememberedTexts(value) !== undefined) return value; // shared already
+  if (Object.isExtensible(value)) {
+    Object.defineProperty(value, TEXTS, { value: {} });
+  } else {
+    textsOfFrozen.set(value, {});
+  }
   deepFreeze(value);
-  SHARED.add(value);
   return value;
 }
 
 /** True for an object made by {@link sharedPart}: immutable, its written text may be remembered. */
 export function isSharedPart(value: unknown): value is object {
-  return typeof value === "object" && value !== null && SHARED.has(value);
+  return typeof value === "object" && value !== null && rememberedTexts(value) !== undefined;
+}
+
+/**
+ * The record where serialisers remember what they wrote for a shared part
+ * (each under its own key: `json`, `xml`, `csv`); undefined for any other object.
+ */
+export function rememberedTexts(value: object): Record<string, unknown> | undefined {
+  return (value as { [TEXTS]?: Record<string, unknown> })[TEXTS] ?? textsOfFrozen.get(value);
 }
 
 function deepFreeze(value: object): void {

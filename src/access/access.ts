@@ -107,14 +107,16 @@ export class AccessControl {
   }
 
   /**
-   * Charges `cost` units now: from this server's counts when they can decide,
-   * else after reading the shared count. A bulk or a stream charges each part
-   * as it goes: every call is admitted whole or refused whole.
+   * Charges `cost` units: decided at once from this server's counts when they
+   * can decide (no promise: the common case), else after reading the shared
+   * count. A bulk or a stream charges each part as it goes: every call is
+   * admitted whole or refused whole.
    */
-  async charge(caller: Caller | null, cost: number): Promise<Charge> {
+  charge(caller: Caller | null, cost: number): Charge | Promise<Charge> {
     if (!caller || caller.limit === 0) return UNLIMITED;
     const { id, limit, window, region } = caller;
-    return await this.limiter.consume(id, limit, window, cost, region);
+    return this.limiter.tryConsume(id, limit, window, cost, region) ??
+      this.limiter.consume(id, limit, window, cost, region);
   }
 
   /** The bucket of a keyless client: its address, its /64, or a coarser prefix that floods. */

@@ -26,7 +26,7 @@
  * "-0300") and dial codes (`dial_code` "+1").
  */
 
-import { isSharedPart } from "../shared_part.ts";
+import { rememberedTexts } from "../shared_part.ts";
 import type { Json } from "../types.ts";
 
 /** The record delimiter (RFC 4180). */
@@ -106,18 +106,14 @@ interface Flat {
   readonly dotted: boolean;
 }
 
-/**
- * The flattening of each shared part (src/shared_part.ts), remembered per
- * column prefix it is met under: each is written once per prefix. Weak: an
- * entry lives exactly as long as the object.
- */
-const flatOfShared = new WeakMap<object, Flat>();
-
 /** Flattens one (possibly nested) object, column names joined with dots. */
 function flatten(value: { [key: string]: Json }, prefix: string | null): Flat {
-  const shared = isSharedPart(value);
+  // A shared part's flattening (src/shared_part.ts) is remembered as its `csv` text, with the
+  // column prefix it was met under: each is written once per prefix.
+  const texts = rememberedTexts(value);
+  const shared = texts !== undefined;
   if (shared) {
-    const known = flatOfShared.get(value);
+    const known = texts.csv as Flat | undefined;
     if (known !== undefined && known.prefix === prefix) return known;
   }
   const columns: string[] = [];
@@ -145,7 +141,7 @@ function flatten(value: { [key: string]: Json }, prefix: string | null): Flat {
     row: shared ? cells.map(field).join(",") : null,
     dotted,
   };
-  if (shared) flatOfShared.set(value, flat);
+  if (shared) texts.csv = flat;
   return flat;
 }
 

@@ -9,11 +9,8 @@
  *   server's time). JSON parsers read the escapes back as the same characters.
  */
 
-import { isSharedPart } from "../shared_part.ts";
+import { rememberedTexts } from "../shared_part.ts";
 import type { FailedItem, LookupResult } from "../types.ts";
-
-// Weak: an entry lives exactly as long as the cached object it describes.
-const textOfPart = new WeakMap<object, string>();
 
 const NON_ASCII = /[\u0080-\uffff]/g;
 const HAS_NON_ASCII = /[\u0080-\uffff]/;
@@ -39,11 +36,9 @@ function oneByte(ascii: string): string {
 }
 
 function part(value: object): string {
-  let text = textOfPart.get(value); // only shared parts are ever remembered
-  if (text !== undefined) return text;
-  text = asciiJson(value);
-  if (isSharedPart(value)) textOfPart.set(value, text);
-  return text;
+  const texts = rememberedTexts(value); // only shared parts are ever remembered
+  if (texts === undefined) return asciiJson(value);
+  return (texts.json as string | undefined) ?? (texts.json = asciiJson(value));
 }
 
 /** `{"success":true,"data":<result>}` with the keys in the result's layout order. */

@@ -22,7 +22,7 @@
  */
 
 import type { Json } from "../types.ts";
-import { isSharedPart } from "../shared_part.ts";
+import { rememberedTexts } from "../shared_part.ts";
 
 /** The XML declaration that opens every document. */
 export const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
@@ -82,12 +82,15 @@ function checkName(key: string): void {
 }
 
 /**
- * The element written for each shared part (src/shared_part.ts), with the name
- * it was written under: each is written once, as one flat string (a body
- * assembled from many small strings cost the runtime more to send than to
- * build). Weak: an entry lives exactly as long as the object.
+ * The element written for a shared part (src/shared_part.ts), with the name it
+ * was written under, remembered as its `xml` text: each is written once, as one
+ * flat string (a body assembled from many small strings cost the runtime more
+ * to send than to build).
  */
-const elementOfShared = new WeakMap<object, { readonly name: string; readonly text: string }>();
+interface SharedElement {
+  readonly name: string;
+  readonly text: string;
+}
 
 /** Writes one element `<name>…</name>` for `value` (`<name/>` for null). */
 function writeElement(name: string, value: Json, out: string[]): void {
@@ -106,7 +109,8 @@ function writeElement(name: string, value: Json, out: string[]): void {
     out.push(`<${name}/>`);
     return;
   }
-  const known = isSharedPart(value) ? elementOfShared.get(value) : undefined;
+  const texts = rememberedTexts(value);
+  const known = texts?.xml as SharedElement | undefined;
   if (known !== undefined && known.name === name) {
     out.push(known.text);
     return;
@@ -115,7 +119,7 @@ function writeElement(name: string, value: Json, out: string[]): void {
   writeChildren(value, own);
   own.push(`</${name}>`);
   const text = own.join("");
-  if (isSharedPart(value)) elementOfShared.set(value, { name, text });
+  if (texts !== undefined) texts.xml = { name, text } satisfies SharedElement;
   out.push(text);
 }
 

@@ -5,11 +5,10 @@
  * src/access, so a change of its interface is an edit here only.
  */
 
-import type { MiddlewareHandler } from "hono";
 import { type AccessControl, type Caller, type Charge, refusalOf } from "../access/access.ts";
 import { apiKeyOf } from "../access/credentials.ts";
 import { type RateLimitedError, UnauthorizedError } from "../errors.ts";
-import type { AppContext, AppEnv } from "./env.ts";
+import type { AppContext } from "./env.ts";
 
 export interface Admission {
   /** The caller by the key it sent (null: none), or null when access control is off; throws the 401. */
@@ -17,9 +16,20 @@ export interface Admission {
   /**
    * Charges `cost` units to the caller and records the decision in the context
    * (`rate`: its RateLimit headers go on the answer). Returns the 429 to answer
-   * when they do not fit, else null.
+   * when they do not fit, else null; a promise of it only when the decision
+   * waits for the shared count (src/access/rate_limiter.ts).
    */
-  charge(c: AppContext, caller: Caller | null, cost: number): Promise<RateLimitedError | null>;
+  charge(
+    c: AppContext,
+    caller: Caller | null,
+    cost: number,
+  ): RateLimitedError | null | Promise<RateLimitedError | null>;
+  /**
+   * The caller by the native API's key: `apiKey`, `X-API-Key` or
+   * `Authorization: Bearer` (a 401 when the key is wrong, or missing where one
+   * is required). Not read while access control is off: no key counts then.
+   */
+  identifyByKey(c: AppContext): Caller | null;
   /**
    * Identifies the caller again by the native API's key (a long stream does it
    * at every batch): the caller now, or the 401 to end with when the key was
@@ -34,7 +44,12 @@ export function createAdmission(
   clientAddress: (c: AppContext) => string,
 ): Admission {
   if (!access) {
-    return { identify: () => null, charge: () => Promise.resolve(null), recheck: () => null };
+    return {
+      identify: () => null,
+      identifyByKey: () => null,
+      charge: () => null,
+      recheck: () => null,
+    };
   }
   const decided = (c: AppContext, caller: Caller | null, cost: number, charge: Charge) => {
     if (charge.kind === "unlimited") return null;
@@ -43,7 +58,14 @@ export function createAdmission(
   };
   return {
     identify: (c, key) => access.identify(key, () => clientAddress(c)),
-    charge: async (c, caller, cost) => decided(c, caller, cost, await access.charge(caller, cost)),
+    identifyByKey: (c) =>
+      access.mode() === "off" ? null : access.identify(keyOf(c), () => clientAddress(c)),
+    charge(c, caller, cost) {
+      const charge = access.charge(caller, cost);
+      return charge instanceof Promise
+        ? charge.then((decision) => decided(c, caller, cost, decision))
+        : decided(c, caller, cost, charge);
+    },
     recheck(c) {
       try {
         return access.identify(keyOf(c), () => clientAddress(c));
@@ -55,24 +77,12 @@ export function createAdmission(
   };
 }
 
-/**
- * The key middleware of the native API's lookup routes: identifies the caller
- * by `apiKey`, `X-API-Key` or `Authorization: Bearer` (401 when the key is
- * wrong, or missing where one is required) and hands it on as `caller`.
- */
-export function requireKey(admission: Admission): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    identifyByKey(admission, c);
-    await next();
-  };
-}
-
-/** Identifies the caller by the native API's key (see {@link requireKey}) and hands it on. */
+/** Identifies the caller by the native API's key (see {@link Admission.identifyByKey}) and hands it on. */
 export function identifyByKey(admission: Admission, c: AppContext): void {
-  c.set("caller", admission.identify(c, keyOf(c)));
+  c.set("caller", admission.identifyByKey(c));
 }
 
-/** The native API's key of a request (see {@link requireKey}). */
+/** The native API's key of a request (see {@link Admission.identifyByKey}). */
 function keyOf(c: AppContext): string | null {
   return apiKeyOf(c.req.query("apiKey"), c.req.raw.headers);
 }

@@ -1,16 +1,17 @@
 /**
  * `createApp(deps)`: the Hono app. Every route of the table (routes.ts) is
- * registered on it, the compatible APIs' own routes included. Every rule a
- * request must pass is made by a factory at start-up and runs, in this order:
- * the instrumentation middleware (metrics, access log, requests in flight),
- * hono/request-id (while every request is logged), one middleware of the
- * answer rules (`rules/`: the data set pinned and X-Data-Version, CORS,
- * RateLimit headers, HEAD, the Host check), then per route the key
- * middleware and the handler. Errors go through `onError` and `notFound`, in
- * the format the request asks for.
+ * registered on it, the compatible APIs' own routes included, each with one
+ * handler. Every rule a request must pass is made by a factory at start-up
+ * and runs around each handler (rules/rules.ts), in this order: the
+ * instrumentation (metrics, access log, requests in flight, hono/request-id
+ * while every request is logged), the data set pinned and X-Data-Version,
+ * CORS, RateLimit headers, HEAD, the Host check; then, on the native API's
+ * keyed routes, the key; then the handler. A handler's error is answered in
+ * the format the request asks for; `notFound` answers the 404s, and the 405s
+ * of a known path (with its `Allow`).
  */
 
-import { Hono, type MiddlewareHandler } from "hono";
+import { Hono } from "hono";
 import { RegExpRouter } from "hono/router/reg-exp-router";
 import type { AccessControl } from "../access/access.ts";
 import { bearerMatches } from "../access/credentials.ts";
@@ -25,10 +26,10 @@ import { parseFormat, renderError, renderLookup } from "../format/mod.ts";
 import { METRICS_CONTENT_TYPE } from "../format/render.ts";
 import { streamFormat } from "../format/stream.ts";
 import type { DataSet } from "../sources/data_set.ts";
-import { redactUrl } from "../sources/redact_url.ts";
+import { redactUrl, sourceOrigin } from "../sources/redact_url.ts";
 import type { Json } from "../types.ts";
 import { acceptsHtml, createSite, type SiteAnswer } from "../web/site.ts";
-import { type Admission, createAdmission, identifyByKey, requireKey } from "./admission.ts";
+import { type Admission, createAdmission, identifyByKey } from "./admission.ts";
 import {
   bodyFormat,
   type BulkStreamDeps,
@@ -45,7 +46,7 @@ import { pinDataSet } from "./rules/data_version.ts";
 import { headAnswer } from "./rules/head.ts";
 import { hostCheck } from "./rules/host_check.ts";
 import { rateLimitHeaders } from "./rules/rate_headers.ts";
-import { answerRules } from "./rules/rules.ts";
+import { type AnswerHandler, answerPipeline, type AnswerRule } from "./rules/rules.ts";
 import { OPENAPI_DOCUMENT } from "./openapi.ts";
 import { requestPath } from "./request_target.ts";
 import {
@@ -57,7 +58,6 @@ import {
 } from "./routes.ts";
 import type { ServiceSlot } from "./service_slot.ts";
 import { statusRoute } from "./status_route.ts";
-import type { Handler } from "hono";
 import { familyIndex } from "./route_label.ts";
 import type { PolicyGate } from "../policy/gate.ts";
 
@@ -68,7 +68,7 @@ export interface AppDeps {
   services: ServiceSlot;
   config:
     & Pick<Config, "bulkMax" | "trustedProxies" | "forwardedHeader" | "corsOrigins">
-    & Partial<Pick<Config, "web" | "streamIdleTimeout">>;
+    & Partial<Pick<Config, "web" | "streamIdleTimeout" | "statusDetail">>;
   /** Keys and rate limits; without it the API is open (as with IPINTEL_AUTH=off). */
   access?: AccessControl;
   /** Where 5xx details go (with the request's id); the client only sees a generic message. */
@@ -82,13 +82,11 @@ export interface AppDeps {
   /** The forward-auth gate (IPINTEL_POLICY) `GET /auth` judges by; absent: /auth answers 404. */
   policy?: PolicyGate | null;
   /**
-   * The outermost middleware: metrics, access log and requests in flight
+   * The outermost answer rule: metrics, access log and requests in flight
    * (src/ops/instrument.ts), with request ids (hono/request-id) for the logged answers.
    */
   instrumentation?: {
-    middleware: MiddlewareHandler<AppEnv>;
-    /** Runs next, giving every request its id (when every request is logged). */
-    requestIds?: MiddlewareHandler<AppEnv> | null;
+    rule: AnswerRule;
     /** A request's id, made on first use (undefined while nothing is logged). */
     requestId?: (c: AppContext) => string | undefined;
   };
@@ -112,22 +110,22 @@ export function createApp(deps: AppDeps): App {
 
   // Routing on the path as sent (requestPath): a forged Host cannot move it.
   const app = new Hono<AppEnv>({ router: new RegExpRouter(), getPath: requestPath });
-  if (deps.instrumentation) {
-    app.use(deps.instrumentation.middleware);
-    if (deps.instrumentation.requestIds) app.use(deps.instrumentation.requestIds);
-  }
-  // The rules of every answer, in one layer (src/http/rules/rules.ts): a refused Host is
-  // answered and decorated like any error.
+  // The rules of every answer, around every handler: a refused Host and a handler's error
+  // are answered and decorated like any answer.
   const rules = [
+    ...(deps.instrumentation ? [deps.instrumentation.rule] : []),
     pinDataSet(services),
     corsHeaders(config.corsOrigins),
     rateLimitHeaders(),
     headAnswer(),
     hostCheck(),
   ];
-  app.use(answerRules(rules, (c, error) => errorResponse(c, error, logError)));
+  const answered = answerPipeline(
+    rules,
+    (c, error) => errorResponse(c, error, logError),
+    (c, error) => errorResponse(c, error, logError),
+  );
   app.onError((error, c) => errorResponse(c, error, logError));
-  app.notFound((c) => errorResponse(c, noRoute(c), logError));
 
   const handlers = routeHandlers({
     deps,
@@ -142,7 +140,7 @@ export function createApp(deps: AppDeps): App {
       charge: (units) => {
         const caller = admission.recheck(c);
         if (caller instanceof UnauthorizedError) return Promise.resolve(caller);
-        return admission.charge(c, caller, units);
+        return Promise.resolve(admission.charge(c, caller, units));
       },
       remaining: () => c.get("rate")?.remaining ?? null,
       idleTimeoutMs: (config.streamIdleTimeout ?? DEFAULT_STREAM_IDLE_TIMEOUT) * 1000,
@@ -156,29 +154,45 @@ export function createApp(deps: AppDeps): App {
     bulkMax: config.bulkMax,
     logError,
   };
-  const keyed = requireKey(admission);
+  // The native API's key, read before the handler on the routes that take one.
+  const keyed = (handler: AnswerHandler): AnswerHandler => (c) => {
+    identifyByKey(admission, c);
+    return handler(c);
+  };
   const table: readonly RouteSpec[] = ROUTES;
-  // Exact routes first: where `/bulk/*` also covers `/bulk`, the exact route's fallback answers.
+  // Exact routes first: where `/bulk/*` also covers `/bulk`, the exact route's family answers.
   const ordered = [...table.keys()].sort((a, b) =>
     Number(table[a]!.path.includes("{")) - Number(table[b]!.path.includes("{"))
   );
+  // Each family's paths, for the answer to a request no handler takes (405 or 404).
+  const families = new RegExpRouter<number>();
   for (const index of ordered) {
     const route = table[index]!;
     const handler = handlers[route.path as RoutePath];
     if (handler) {
-      const middleware = KEYED_ROUTES.has(route.path) ? [keyed] : [];
-      app.on([...route.methods], handlerPatterns(route), ...middleware, handler);
+      const keyedRoute = KEYED_ROUTES.has(route.path);
+      app.on(
+        [...route.methods],
+        handlerPatterns(route),
+        answered(keyedRoute ? keyed(handler) : handler),
+      );
     }
     // A compatible API's family: its own routes (each reads its key its own way).
     for (const compatRoute of COMPAT_ROUTES) {
       if (familyIndex(compatRoute.path) !== index) continue;
-      app.on(compatRoute.method, compatRoute.path, compatHandler(compatRoute, compat));
+      app.on(compatRoute.method, compatRoute.path, answered(compatHandler(compatRoute, compat)));
     }
-    const unserved: Handler<AppEnv> = (c) => {
-      throw unservedMethod(c, route);
-    };
-    app.options(familyPattern(route), preflight(route)).all(familyPattern(route), unserved);
+    app.options(familyPattern(route), answered(preflight(route)));
+    families.add("ALL", familyPattern(route), index);
   }
+  // No handler took the request: a 405 on a known path (HEAD judged as GET), else a 404.
+  app.notFound(answered((c) => {
+    const [matched] = families.match(c.req.method, c.req.path);
+    const index = ordered.find((i) => matched.some(([family]) => family === i));
+    if (index === undefined) throw noRoute(c);
+    c.set("family", index); // its label in metrics and the access log
+    throw unservedMethod(c, table[index]!);
+  }));
   return app;
 }
 
@@ -207,7 +221,7 @@ interface HandlerDeps {
 }
 
 /** One handler per route of the table (the compatible families have their own routes). */
-function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: Handler<AppEnv> } {
+function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: AnswerHandler } {
   const { deps, admission, client, current, site } = h;
   const readyBodies = new WeakMap<DataSet, string>();
   const openApiBody = JSON.stringify(OPENAPI_DOCUMENT);
@@ -216,16 +230,33 @@ function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: Handler<AppEnv> } {
 
   /**
    * A lookup: the addresses (null: the caller's own), the parameters (400),
-   * then one unit per address charged (a list all or nothing; 429), then the answer.
+   * then one unit per address charged (a list all or nothing; 429), then the
+   * answer. Synchronous unless a JSON body is read or the charge waits for the
+   * shared count: a GET answered at once makes no promise (bench/middleware_bench.ts).
    */
-  const lookup = async (c: AppContext, ips: string | string[] | null) => {
+  const lookup = (c: AppContext, ips: string | string[] | null) => {
     const addresses = ips ?? client(c);
-    const p: LookupRequest = await readLookupRequest(c);
+    const p = readLookupRequest(c);
+    return p instanceof Promise
+      ? p.then((p) => chargeAndAnswer(c, addresses, p))
+      : chargeAndAnswer(c, addresses, p);
+  };
+  const chargeAndAnswer = (c: AppContext, addresses: string | string[], p: LookupRequest) => {
     if (typeof addresses !== "string" && addresses.length === 0) {
       throw new BadRequestError("Empty bulk list: give at least one IP address");
     }
     const cost = typeof addresses === "string" ? 1 : addresses.length;
-    const refusal = await admission.charge(c, c.get("caller"), cost);
+    const refusal = admission.charge(c, c.get("caller"), cost);
+    return refusal instanceof Promise
+      ? refusal.then((refusal) => answer(c, addresses, p, refusal))
+      : answer(c, addresses, p, refusal);
+  };
+  const answer = (
+    c: AppContext,
+    addresses: string | string[],
+    p: LookupRequest,
+    refusal: AppError | null,
+  ) => {
     if (refusal) throw refusal;
     // One data set for a whole list, even if a reload swaps it meanwhile.
     const find = current(c).lookup;
@@ -289,13 +320,13 @@ function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: Handler<AppEnv> } {
       return c.body(answer.body, 200, FORMAT_HEADERS[format]);
     },
     // The lookup page for a browser, /me for everyone else (as ifconfig.co does).
-    "/": async (c) => {
+    "/": (c) => {
       c.header("vary", "Accept");
       if (site && acceptsHtml(c.req.header("accept") ?? null)) {
         return siteResponse(c, site.page(c.req.raw));
       }
       identifyByKey(admission, c);
-      return await lookup(c, null);
+      return lookup(c, null);
     },
     "/assets/{name}": (c) => {
       const asset = site?.asset(c.req.param("name") ?? "", c.req.raw);
@@ -315,11 +346,14 @@ function routeHandlers(h: HandlerDeps): { [P in RoutePath]?: Handler<AppEnv> } {
       }
       let body = readyBodies.get(data);
       if (!body) {
-        readyBodies.set(data, body = JSON.stringify({ success: true, data: readyData(data) }));
+        const ready = readyData(data, deps.config.statusDetail ?? false);
+        readyBodies.set(data, body = JSON.stringify({ success: true, data: ready }));
       }
       return c.body(body, 200, NO_STORE_JSON);
     },
-    "/status": statusRoute(deps.dataDirectory, undefined, deps.policy ?? null),
+    "/status": statusRoute(deps.dataDirectory, undefined, deps.policy ?? null, {
+      detail: deps.config.statusDetail ?? false,
+    }),
     "/metrics": (c) => {
       const metrics = deps.metrics;
       if (!metrics) throw new AppError("not_found", "No metrics: IPINTEL_METRICS is off");
@@ -348,13 +382,14 @@ const METRICS_HEADERS = Object.freeze({
 const METRICS_UNAUTHORIZED =
   "Invalid or missing metrics token: send Authorization: Bearer <IPINTEL_METRICS_TOKEN>";
 
-function readyData(data: DataSet): Json {
+/** What `/ready` shows (open to probes): sources by scheme and host, unless IPINTEL_STATUS_DETAIL. */
+function readyData(data: DataSet, detail: boolean): Json {
   return {
     status: "ready",
     databases: data.manifest.sources.map((s) => ({
       kind: s.kind,
       databaseType: s.databaseType,
-      source: redactUrl(s.source),
+      source: detail ? redactUrl(s.source) : sourceOrigin(s.source),
       built: s.built,
       license: s.license,
       attribution: s.attribution,

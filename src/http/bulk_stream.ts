@@ -6,12 +6,19 @@
  *
  * Before the first batch is answered the request can still fail with a status
  * (400 for an empty list or a malformed body start, 429 when not one unit of
- * the budget is left, 503 while loading); after, a stop is the final record.
+ * the budget is left, before the body is read, 503 while loading); after, a
+ * stop is the final record.
  * When the client goes away, the stream is cancelled: it stops reading the
  * body and looking up.
  */
 
-import { type BulkInput, type InputFormat, inputParser, readInput } from "../bulk/input.ts";
+import {
+  type BulkInput,
+  HTTP_MAX_GAP_BYTES,
+  type InputFormat,
+  inputParser,
+  readInput,
+} from "../bulk/input.ts";
 import { answerBulk, type BulkEvent, type Grant } from "../bulk/stream.ts";
 import {
   type AppError,
@@ -77,17 +84,29 @@ export function bodyFormat(headers: Headers): InputFormat {
  */
 export const HTTP_BATCH_SIZE = 64;
 
-/** Streams the answer to a body of addresses in `format` (see bodyFormat). */
-export function streamBodyAnswer(
+/**
+ * Streams the answer to a body of addresses in `format` (see bodyFormat).
+ * One unit is charged before a byte of the body is read (a caller with no
+ * budget left gets its 429 at once) and pays for the first item; past that,
+ * each item pays for itself, and a body that gives no item for
+ * HTTP_MAX_GAP_BYTES is refused: every unit charged pays for a bounded
+ * amount of parsing, whatever the body holds.
+ */
+export async function streamBodyAnswer(
   c: AppContext,
   body: ReadableStream<Uint8Array> | null,
   format: InputFormat,
   request: BulkStreamRequest,
   deps: BulkStreamDeps,
 ): Promise<Response> {
+  const refusal = await deps.charge(1);
+  if (refusal) throw refusal;
   const parser = inputParser(format);
-  const input = body ? readInput(body, parser) : noInput(parser);
-  return streamAnswer(c, input, () => parser.userAgent ?? request.userAgent, request, deps);
+  const input = body
+    ? readInput(body, parser, { maxGapBytes: HTTP_MAX_GAP_BYTES })
+    : noInput(parser);
+  const userAgent = () => parser.userAgent ?? request.userAgent;
+  return await streamAnswer(c, input, userAgent, request, deps, 1);
 }
 
 /** Streams the answer to a list already in memory (a long `GET /bulk/{list}`). */
@@ -97,23 +116,35 @@ export function streamListAnswer(
   request: BulkStreamRequest,
   deps: BulkStreamDeps,
 ): Promise<Response> {
-  return streamAnswer(c, listInput(items), () => request.userAgent, request, deps);
+  return streamAnswer(c, listInput(items), () => request.userAgent, request, deps, 0);
 }
 
+/** `prepaid`: units charged before the stream began, spent by its first items. */
 async function streamAnswer(
   c: AppContext,
   input: AsyncIterable<BulkInput[]>,
   userAgent: () => string | null,
   request: BulkStreamRequest,
   deps: BulkStreamDeps,
+  prepaid: number,
 ): Promise<Response> {
+  let credit = prepaid;
+  const charge = async (units: number): Promise<Grant> => {
+    const paid = Math.min(credit, units);
+    credit -= paid;
+    if (paid === units) return { units, refusal: null };
+    const grant = await chargeUnits(deps, units - paid);
+    // Refused past what was paid: that part is answered, the rest is charged (and refused) next.
+    if (grant.refusal && paid > 0) return { units: paid, refusal: null };
+    return { units: paid + grant.units, refusal: grant.refusal };
+  };
   const events = answerBulk(input, {
     lookup: deps.lookup,
     lang: request.lang,
     selection: request.selection,
     at: request.at,
     userAgent,
-    charge: (units) => chargeUnits(deps, units),
+    charge,
     logError: deps.logError,
     batchSize: HTTP_BATCH_SIZE,
     idleTimeoutMs: deps.idleTimeoutMs,

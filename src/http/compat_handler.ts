@@ -5,7 +5,7 @@
  * adds the RateLimit and CORS headers, counts and logs as for any route.
  */
 
-import type { Handler } from "hono";
+import type { AnswerHandler } from "./rules/rules.ts";
 import type { Caller } from "../access/access.ts";
 import type { CompatPipeline, CompatRequest, CompatRoute } from "../compat/pipeline.ts";
 import { AppError } from "../errors.ts";
@@ -13,7 +13,7 @@ import type { Lookup } from "../lookup/lookup.ts";
 import type { DataSet } from "../sources/data_set.ts";
 import type { Admission } from "./admission.ts";
 import { readJsonBody, requireJsonContentType } from "./body.ts";
-import type { AppContext, AppEnv } from "./env.ts";
+import type { AppContext } from "./env.ts";
 import type { ErrorLog } from "./error_response.ts";
 import { requestBody } from "./lookup_request.ts";
 
@@ -28,7 +28,7 @@ export interface CompatDeps {
 }
 
 /** The handler of `route`; its errors are answered in the route's own shape. */
-export function compatHandler(route: CompatRoute, deps: CompatDeps): Handler<AppEnv> {
+export function compatHandler(route: CompatRoute, deps: CompatDeps): AnswerHandler {
   return async (c) => {
     let caller: Caller | null = null;
     const pipeline: CompatPipeline = {

@@ -20,6 +20,10 @@ export interface AppEnv {
     caller: Caller | null;
     /** The last rate decision charged: its RateLimit headers go on the answer. */
     rate: RateDecision | null;
+    /** The route table entry whose path a request no handler took belongs to (its 405). */
+    family: number;
+    /** When the request arrived (performance.now()), for its duration in metrics and logs. */
+    startedAt: number;
     /** Set by hono/request-id while the access log is on. */
     requestId: string;
     /** The data set that answers this request, pinned when it arrives (null: still loading). */

@@ -29,16 +29,28 @@ export interface LookupRequest {
   at: Date | null;
 }
 
+/** A lookup request without a query: the defaults of every parameter. */
+const NO_QUERY: LookupRequest = Object.freeze({
+  format: "json",
+  selection: null,
+  lang: null,
+  userAgent: null,
+  at: null,
+});
+
 /**
  * The query part of a lookup request: format, get (400 on an unknown name),
  * lang, and the user agent from `ua` or the header.
  */
 export function readLookupQuery(c: AppContext): LookupRequest {
+  const userAgent = c.req.raw.headers.get("user-agent");
+  // Most lookups have no query at all: each parameter read would scan the URL for one.
+  if (!c.req.url.includes("?")) return { ...NO_QUERY, userAgent };
   return {
     format: parseFormat(c.req.query("format")),
     selection: parseFieldSelection(c.req.query("get")),
     lang: c.req.query("lang") ?? null,
-    userAgent: c.req.query("ua") ?? c.req.raw.headers.get("user-agent"),
+    userAgent: c.req.query("ua") ?? userAgent,
     at: parseAt(c.req.query("at")),
   };
 }
@@ -49,14 +61,17 @@ export function readLookupQuery(c: AppContext): LookupRequest {
  * with `Content-Type: application/json`), else the `ua` parameter, else the
  * request's own `User-Agent` header.
  */
-export async function readLookupRequest(c: AppContext): Promise<LookupRequest> {
+export function readLookupRequest(c: AppContext): LookupRequest | Promise<LookupRequest> {
   const query = readLookupQuery(c);
   const headers = c.req.raw.headers;
   const post = c.req.method === "POST";
+  // Without a body the request is read at once: no promise for the common GET.
   if (!post && !declaresJsonBody(headers)) return query;
   if (post) requireJsonContentType(headers);
-  const body = await readJsonBody(requestBody(c), UA_BODY_LIMIT);
-  return { ...query, userAgent: userAgentFromBody(body) ?? query.userAgent };
+  return readJsonBody(requestBody(c), UA_BODY_LIMIT).then((body) => ({
+    ...query,
+    userAgent: userAgentFromBody(body) ?? query.userAgent,
+  }));
 }
 
 /** `{"userAgent": "..."}` → the string; an object without it → null; anything else → 400. */

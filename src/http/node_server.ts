@@ -31,12 +31,24 @@ export interface NodeServer {
 
 type Handler = (request: Request, env: NodeServeEnv) => Response | Promise<Response>;
 
+export interface NodeServeOptions {
+  hostname: string;
+  port: number;
+  tls?: { cert: string; key: string } | null;
+  /** Milliseconds a request head may take to arrive (default 10 s). */
+  headersTimeoutMs?: number;
+  /** Milliseconds a whole request may take to arrive (default 60 s). */
+  requestTimeoutMs?: number;
+}
+
 /** Starts listening; resolves once the port is bound. */
 export function serveWithNodeHttp(
-  options: { hostname: string; port: number; tls?: { cert: string; key: string } | null },
+  options: NodeServeOptions,
   handler: Handler,
 ): Promise<NodeServer> {
+  const requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
   const listener = async (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const deadline = requestDeadline(req, res, requestTimeoutMs);
     try {
       const response = await answer(req, handler);
       const headers: Record<string, string | string[]> = {};
@@ -44,7 +56,9 @@ export function serveWithNodeHttp(
         headers[key] = key === "set-cookie" ? [...(headers[key] ?? []), value] : value;
       });
       if (response.body && isStreamedBody(response.body) && req.method !== "HEAD") {
-        // A streamed answer (a streamed bulk): written as it comes, with back-pressure.
+        // A streamed answer (a streamed bulk) reads its body as it answers, for as
+        // long as the stream's own idle timeout allows: no whole-request deadline.
+        deadline.clear();
         res.writeHead(response.status, headers);
         await writeStreamed(response.body, res);
         return;
@@ -57,6 +71,7 @@ export function serveWithNodeHttp(
       res.writeHead(response.status, headers);
       res.end(body);
     } catch (error) {
+      if (deadline.expired) return; // answered 408 and closed: the body's read failed
       console.error(error);
       if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
       res.end(JSON.stringify({ success: false, message: "Internal server error" }));
@@ -70,11 +85,12 @@ export function serveWithNodeHttp(
   const server = tls
     ? https.createServer({ ...serverOptions, ...tls }, listener)
     : http.createServer(serverOptions, listener);
-  // Slow or idle clients: a head not received within 10 s, or a whole request within 60 s,
-  // is answered 408 and closed; an idle kept-alive connection is closed after 5 s. Checked
-  // every second (node's default is every 30 s, which makes a 10 s timeout 30).
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 60_000;
+  // Slow or idle clients: a head not received within 10 s is answered 408 and closed (checked
+  // every second: node's default is every 30 s, which makes a 10 s timeout 30); so is a whole
+  // request not received within 60 s, by requestDeadline, which spares a streamed answer
+  // (node's own requestTimeout would cut it); an idle kept-alive connection is closed after 5 s.
+  server.headersTimeout = options.headersTimeoutMs ?? 10_000;
+  server.requestTimeout = 0;
   server.keepAliveTimeout = 5_000;
   let finish!: () => void;
   const finished = new Promise<void>((resolve) => finish = resolve);
@@ -103,6 +119,43 @@ export function serveWithNodeHttp(
       });
     });
   });
+}
+
+/** A request's deadline: `clear` it, or see whether it `expired`. */
+interface Deadline {
+  clear(): void;
+  readonly expired: boolean;
+}
+
+/**
+ * Answers 408 and closes the connection when the request (its body) has not
+ * all arrived `timeoutMs` after its head, as node's `requestTimeout` does; the
+ * server clears it for a streamed answer, whose body may take any time while
+ * it moves (src/bulk/stream.ts's idle timeout ends it when it does not).
+ */
+function requestDeadline(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  timeoutMs: number,
+): Deadline {
+  const deadline = { expired: false, clear: () => clearTimeout(timer) };
+  const timer = setTimeout(() => {
+    if (req.complete) return;
+    deadline.expired = true;
+    if (res.headersSent) return void req.socket.destroy();
+    const seconds = timeoutMs / 1000;
+    const body = JSON.stringify({
+      success: false,
+      message: `Request not received within ${seconds} s: send the whole request sooner`,
+    });
+    res.writeHead(408, { "content-type": "application/json", connection: "close" });
+    res.end(body, () => req.socket.destroy());
+  }, timeoutMs);
+  // Received, or the connection is gone: nothing left to time.
+  req.once("end", deadline.clear);
+  req.once("close", deadline.clear);
+  res.once("close", () => req.complete && deadline.clear());
+  return deadline;
 }
 
 /**

@@ -4,9 +4,9 @@
  * A compatible API's routes carry their family's label.
  */
 
-import type { Context } from "hono";
 import { routePath } from "hono/route";
 import { COMPAT_ROUTES } from "../compat/routes.ts";
+import type { AppContext } from "./env.ts";
 import { familyPattern, handlerPatterns, ROUTES, type RouteSpec } from "./routes.ts";
 
 const table: readonly RouteSpec[] = ROUTES;
@@ -32,7 +32,10 @@ const LABEL_OF_PATTERN = new Map<string, number>([
   ),
 ]);
 
-/** The index in ROUTE_LABELS of the route that answered `c` (read once it is answered). */
-export function routeLabelIndex(c: Context): number {
-  return LABEL_OF_PATTERN.get(routePath(c)) ?? table.length;
+/**
+ * The index in ROUTE_LABELS of the route that answered `c` (read once it is
+ * answered): its handler's, else the family of a request no handler took (a 405).
+ */
+export function routeLabelIndex(c: AppContext): number {
+  return LABEL_OF_PATTERN.get(routePath(c)) ?? c.get("family") ?? table.length;
 }

@@ -1,11 +1,12 @@
 /** `GET /status`: what data is loaded, how old it is, and which configured sources are absent. */
 
+import type { AnswerHandler } from "./rules/rules.ts";
 import denoJson from "../../deno.json" with { type: "json" };
 import { DataUnavailableError } from "../errors.ts";
-import { redactUrls } from "../sources/redact_url.ts";
+import { redactUrls, sourceOrigin, sourceOrigins } from "../sources/redact_url.ts";
 import type { Json } from "../types.ts";
-import type { Handler } from "hono";
-import { type AppEnv, FORMAT_HEADERS } from "./env.ts";
+
+import { FORMAT_HEADERS } from "./env.ts";
 import type { PolicyGate } from "../policy/gate.ts";
 
 const DAY_MS = 86_400_000;
@@ -14,14 +15,24 @@ const DAY_MS = 86_400_000;
  * The route's handler, over the data set pinned for the request; the uptime
  * counts from this call. `dataDirectoryProblem` says why the data directory
  * cannot be written (null: it can), where the server keeps one; `policy` is
- * the forward-auth gate, shown when there is one; `now` is for tests.
+ * the forward-auth gate, shown when there is one; `now` is for tests. Source
+ * URLs, and URLs and paths in failure reasons, are shown as scheme and host
+ * only (a path may hold a token or name an internal layout) unless `detail`
+ * (IPINTEL_STATUS_DETAIL) is on; their secrets are redacted either way.
  */
 export function statusRoute(
   dataDirectoryProblem?: () => Promise<string | null>,
   now = () => new Date(),
   policy: PolicyGate | null = null,
-): Handler<AppEnv> {
+  options: { detail: boolean } = { detail: false },
+): AnswerHandler {
   const started = now();
+  const shown = options.detail ? (text: string) => text : sourceOrigin;
+  const reasonShown = options.detail ? (text: string) => text : sourceOrigins;
+  const lastFailure = (failure: { reason: string; at: string } | undefined): Record<string, Json> =>
+    failure
+      ? { lastUpdateFailed: { reason: reasonShown(redactUrls(failure.reason)), at: failure.at } }
+      : {};
   return async (c) => {
     const data = c.get("served")?.data;
     if (!data) throw new DataUnavailableError("Data is not loaded yet: try again shortly");
@@ -34,7 +45,7 @@ export function statusRoute(
         name: s.name,
         kind: s.kind,
         status: "installed",
-        source: s.source,
+        source: shown(s.source),
         databaseType: s.databaseType,
         dataDate: s.dataDate,
         ageDays: ageDays(s.dataDate),
@@ -48,7 +59,7 @@ export function statusRoute(
         name: s.name,
         kind: s.kind,
         status: "absent",
-        reason: s.reason,
+        reason: reasonShown(s.reason),
       })),
     ];
     const body = {
@@ -67,11 +78,4 @@ export function statusRoute(
     };
     return c.body(JSON.stringify(body), 200, FORMAT_HEADERS.json);
   };
-}
-
-/** `lastUpdateFailed` for a source whose last update failed (its URL's secrets redacted). */
-function lastFailure(failure: { reason: string; at: string } | undefined): { [key: string]: Json } {
-  return failure
-    ? { lastUpdateFailed: { reason: redactUrls(failure.reason), at: failure.at } }
-    : {};
 }

@@ -28,14 +28,24 @@ export function createTreeWalk(db: Uint8Array, shape: TreeShape): TreeWalk {
     for (let i = 0; i < 96 && ipv4Root < nodeCount; i++) ipv4Root = child(ipv4Root, 0);
   }
 
-  /** The node (or record) reached after the first 16 bits, for each 16-bit prefix. */
+  /**
+   * The node (or record) reached after the first 16 bits, for each 16-bit
+   * prefix: the top 16 levels walked once each (at most 131,071 node reads,
+   * where a walk per prefix made a million; a reload builds these tables on
+   * the serving isolate), a record above depth 16 filling its whole range.
+   */
   const prefixTable = (root: number): Uint32Array => {
     const table = new Uint32Array(65536);
-    for (let prefix = 0; prefix < 65536; prefix++) {
-      let node = root;
-      for (let d = 0; d < 16 && node < nodeCount; d++) node = child(node, (prefix >> (15 - d)) & 1);
-      table[prefix] = node;
-    }
+    const fill = (node: number, depth: number, prefix: number): void => {
+      if (depth === 16 || node >= nodeCount) {
+        const span = 1 << (16 - depth);
+        table.fill(node, prefix * span, (prefix + 1) * span);
+        return;
+      }
+      fill(child(node, 0), depth + 1, prefix * 2);
+      fill(child(node, 1), depth + 1, prefix * 2 + 1);
+    };
+    fill(root, 0, 0);
     return table;
   };
   const v4Table = prefixTable(ipv4Root);

@@ -1,11 +1,11 @@
 /**
- * The app's outermost middleware: counts every request for `/metrics`, writes
- * its access log line (the id hono/request-id gave it), and knows how many
- * requests are in flight (shutdown waits for them).
+ * The app's outermost answer rule (src/http/rules/rules.ts): counts every
+ * request for `/metrics`, writes its access log line (the id hono/request-id
+ * gave it), and knows how many requests are in flight (shutdown waits for them).
  */
 
-import type { MiddlewareHandler } from "hono";
 import { requestId } from "hono/request-id";
+import type { AnswerRule } from "../http/rules/rules.ts";
 import type { AppContext, AppEnv } from "../http/env.ts";
 import { isStreamedResponse, markStreamed, markStreamedResponse } from "../http/streamed.ts";
 import { accessLogLine, type LogMode, truncateAddress } from "./access_log.ts";
@@ -26,10 +26,12 @@ export interface InstrumentOptions {
 }
 
 export interface Instrumentation {
-  /** The outermost middleware. */
-  middleware: MiddlewareHandler<AppEnv>;
-  /** hono/request-id, to run next when every request is logged (IPINTEL_LOG=on); else null. */
-  requestIds: MiddlewareHandler<AppEnv> | null;
+  /**
+   * The outermost answer rule: before the others, it starts the clock and
+   * gives the request its id (hono/request-id, when every request is logged:
+   * IPINTEL_LOG=on); after them, it counts and logs the answer.
+   */
+  rule: AnswerRule;
   /**
    * A request's id (made on first use: in errors-only mode only an answer that
    * gets a log line, or a 5xx report, pays for one), echoed in `X-Request-Id`;
@@ -43,7 +45,7 @@ export interface Instrumentation {
 }
 
 /**
- * The middleware. A request that gets no log line (all with the log off, the
+ * The instrumentation. A request that gets no log line (all with the log off, the
  * successes in errors-only mode) costs two clock reads and a few array
  * updates, and no request id; one that is logged has its body read once to count its bytes
  * (every body ipintel makes is a string), a streamed one is counted as it passes.
@@ -55,7 +57,7 @@ export function instrument(options: InstrumentOptions): Instrumentation {
   const noop = () => Promise.resolve();
   const idOf = (c: AppContext): string | undefined => {
     if (log === "off") return undefined;
-    // The middleware sets the id before it awaits `next`: run on its own, it assigns one now.
+    // With every request logged the rule's `before` gave the id; else it is made on first use.
     if (c.get("requestId") === undefined) void assignId(c, noop);
     return c.get("requestId");
   };
@@ -83,52 +85,55 @@ export function instrument(options: InstrumentOptions): Instrumentation {
     return options.logFullIp ? address : truncateAddress(address);
   };
 
-  const middleware: MiddlewareHandler<AppEnv> = async (c, next) => {
-    const started = performance.now();
-    inFlight++;
-    try {
-      await next();
-    } catch (error) {
-      settled();
-      throw error;
-    }
-    if (logs(c.res.status)) idOf(c); // named in X-Request-Id (a copy of the answer if need be)
-    const response = c.res;
-    const status = response.status;
-    const route = routeLabelIndex(c);
-    const method = c.req.method;
-    const end = (bytes: number) => {
-      const seconds = (performance.now() - started) / 1000;
-      metrics?.observe(route, methodIndex(method), status, seconds);
-      if (!logs(status)) return;
-      options.writeLine(accessLogLine({
-        requestId: idOf(c) ?? "-",
-        method,
-        route: ROUTES[route]!,
-        status,
-        durationMs: seconds * 1000,
-        bytes,
-        client: client(c.env, c.req.raw.headers),
-        dataVersion: c.get("served")?.data.version.id ?? null,
-        // A forward-auth denial says which rule denied (src/policy/decide.ts's header).
-        rule: status === 403 ? response.headers.get("x-ip-policy-rule") : null,
-      }));
-    };
-    if (isStreamedResponse(response)) {
-      // In flight until its body ends or the client goes away; its log line is written then.
-      c.res = markStreamedResponse(new Response(counted(response.body!, end), response));
-      return;
-    }
-    let bytes = 0;
-    if (logs(status) && response.body !== null) {
+  const rule: AnswerRule = {
+    before(c) {
+      c.set("startedAt", performance.now());
+      inFlight++;
+      if (log === "on") void assignId(c, noop); // before the handler: its answer carries the id
+      return null;
+    },
+    after(c) {
+      const started = c.get("startedAt");
+      const status = c.res.status;
+      if (logs(status)) idOf(c); // named in X-Request-Id (a copy of the answer if need be)
+      const response = c.res;
+      const route = routeLabelIndex(c);
+      const method = c.req.method;
+      const end = (bytes: number) => {
+        const seconds = (performance.now() - started) / 1000;
+        metrics?.observe(route, methodIndex(method), status, seconds);
+        if (!logs(status)) return;
+        options.writeLine(accessLogLine({
+          requestId: idOf(c) ?? "-",
+          method,
+          route: ROUTES[route]!,
+          status,
+          durationMs: seconds * 1000,
+          bytes,
+          client: client(c.env, c.req.raw.headers),
+          dataVersion: c.get("served")?.data.version.id ?? null,
+          // A forward-auth denial says which rule denied (src/policy/decide.ts's header).
+          rule: status === 403 ? response.headers.get("x-ip-policy-rule") : null,
+        }));
+      };
+      if (isStreamedResponse(response)) {
+        // In flight until its body ends or the client goes away; its log line is written then.
+        c.res = markStreamedResponse(new Response(counted(response.body!, end), response));
+        return;
+      }
+      if (!logs(status) || response.body === null) {
+        settled();
+        end(0);
+        return;
+      }
       // Read as text (Deno's fast case for the string bodies ipintel makes), then
       // answer with a copy holding the same text.
-      const text = await response.text();
-      bytes = utf8Length(text);
-      c.res = new Response(text, response);
-    }
-    settled();
-    end(bytes);
+      return response.text().then((text) => {
+        c.res = new Response(text, response);
+        settled();
+        end(utf8Length(text));
+      });
+    },
   };
 
   /** A streamed body passed on as it is read, its bytes counted; `end` once it ends or is cancelled. */
@@ -171,8 +176,7 @@ export function instrument(options: InstrumentOptions): Instrumentation {
   };
 
   return {
-    middleware,
-    requestIds: log === "on" ? assignId : null,
+    rule,
     requestId: idOf,
     inFlight: () => inFlight,
     whenIdle,

@@ -2,7 +2,7 @@
  * Counters for `GET /metrics`, in the Prometheus text format (version 0.0.4,
  * METRICS_CONTENT_TYPE in src/format/render.ts).
  *
- * Counting sits on every request (the app's outermost middleware), so it is plain
+ * Counting sits on every request (the app's outermost answer rule), so it is plain
  * arithmetic on preallocated arrays: no label strings are built per request,
  * only when the text is rendered for a scrape.
  */

@@ -1,7 +1,7 @@
 /**
  * The request handler a server runs, assembled once for `serve` and for the
  * Deno Deploy entry point: the Hono app, with the instrumentation (metrics,
- * request ids, access log) as its outermost middleware.
+ * request ids, access log) as its outermost answer rule.
  */
 
 import type { AccessControl } from "../access/access.ts";
@@ -29,7 +29,7 @@ type ServerConfig =
     | "log"
     | "logFullIp"
   >
-  & Partial<Pick<Config, "streamIdleTimeout">>;
+  & Partial<Pick<Config, "streamIdleTimeout" | "statusDetail">>;
 
 /** How long `/status` trusts its last look at whether the data directory can be written. */
 const DATA_DIR_CHECK_MS = 10_000;

@@ -31,3 +31,38 @@ export function redactUrl(text: string): string {
 export function redactUrls(message: string): string {
   return message.replace(/https?:\/\/[^\s"'<>)]+/gi, (found) => redactUrl(found));
 }
+
+/**
+ * Where a source comes from, without its path (what `/status` shows unless
+ * IPINTEL_STATUS_DETAIL is on): an http(s) URL's scheme and host (and port),
+ * `file://` for a file on the server; other sources (`npm:package@version`)
+ * as they are.
+ */
+export function sourceOrigin(source: string): string {
+  if (source.startsWith("/")) return LOCAL; // an operator's database file
+  let url: URL;
+  try {
+    url = new URL(source);
+  } catch {
+    return source;
+  }
+  if (url.protocol === "file:") return LOCAL;
+  if (url.protocol !== "http:" && url.protocol !== "https:") return source;
+  return url.origin;
+}
+
+const LOCAL = "file://";
+
+/**
+ * A message with every URL cut to its origin (see {@link sourceOrigin}), and
+ * every absolute file path (two slashes or more) to `file://`.
+ */
+export function sourceOrigins(message: string): string {
+  // A URL or path ends before spaces, quotes and brackets, and never on the punctuation after it.
+  return message
+    .replace(/(?:https?|file):\/\/(?:[^\s"'<>)]*[^\s"'<>).,;:])?/gi, (found) => sourceOrigin(found))
+    .replace(
+      /(^|[\s"'(])\/[^\s"'<>)]*\/(?:[^\s"'<>)]*[^\s"'<>).,;:])?/g,
+      (_found, before) => `${before}${LOCAL}`,
+    );
+}

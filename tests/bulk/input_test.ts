@@ -240,3 +240,55 @@ Deno.test("the JSON body parser agrees with JSON.parse on random bodies, whole a
   }
   assert.ok(accepted > 150, `${accepted} bodies accepted`);
 });
+
+Deno.test("a line longer than the cap is its item as soon as it passes the cap, before its line ends", () => {
+  for (const format of ["text", "ndjson"] as const) {
+    const parser = inputParser(format);
+    const out: BulkInput[] = [];
+    parser.push("9".repeat(ITEM_CAP + 2), out);
+    assert.equal(out.length, 1, `${format}: the item is out before the line break`);
+    parser.push("9".repeat(100_000), out); // the rest of that line is skipped
+    parser.push('9\n"8.8.8.8"\n', out);
+    parser.end(out);
+    assert.equal(out.length, 2, format);
+    if (format === "text") assert.deepEqual(out, [`${"9".repeat(ITEM_CAP)}…`, '"8.8.8.8"']);
+    else {
+      assert.match((out[0] as { error: { message: string } }).error.message, /line 1: longer/);
+      assert.equal(out[1], "8.8.8.8");
+    }
+  }
+});
+
+Deno.test("blank lines count as lines: NDJSON's line numbers stay right after runs of LF and CRLF", () => {
+  const { items } = parse("ndjson", '\n\r\n\n"8.8.8.8"\r\n\r\n\n[1]\n', [3]);
+  assert.equal(items[0], "8.8.8.8");
+  assert.match((items[1] as { error: { message: string } }).error.message, /line 7:/);
+});
+
+/** A body of `chunk` repeated `times`, counting the bytes pulled from it. */
+function countedBody(chunk: string, times: number, head = "") {
+  const state = { pulled: 0 };
+  const bytes = new TextEncoder().encode(chunk);
+  let left = times;
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      if (head) controller.enqueue(new TextEncoder().encode(head));
+    },
+    pull(controller) {
+      if (left-- === 0) return controller.close();
+      state.pulled += bytes.length;
+      controller.enqueue(bytes);
+    },
+  }, { highWaterMark: 0 });
+  return { stream, state };
+}
+
+Deno.test("readInput with maxGapBytes refuses a body that gives no item for that many bytes, after the items before it", async () => {
+  const { stream } = countedBody("\n \n".repeat(1000), 100, "8.8.8.8\n1.1.1.1\n");
+  const batches = readInput(stream, inputParser("text"), { maxGapBytes: 16 * 1024 });
+  assert.deepEqual((await batches.next()).value, ["8.8.8.8", "1.1.1.1"]);
+  await assert.rejects(
+    batches.next(),
+    /^AppError: No address in 18000 bytes of the request body \(up to byte 18016\): send addresses/,
+  );
+});

@@ -63,6 +63,7 @@ Deno.test("loadConfig reads every variable, and a flag wins over its variable", 
     IPINTEL_TLS_KEY: "/etc/ipintel/key.pem",
     IPINTEL_HISTORY_DAYS: "90",
     IPINTEL_POLICY: "/etc/ipintel/policy.json",
+    IPINTEL_STATUS_DETAIL: "true",
   };
   const config = loadConfig(env);
   assert.deepEqual({ ...config }, {
@@ -104,6 +105,7 @@ Deno.test("loadConfig reads every variable, and a flag wins over its variable", 
     tlsKey: "/etc/ipintel/key.pem",
     historyDays: 90,
     policy: "/etc/ipintel/policy.json",
+    statusDetail: true,
   });
   const flagged = loadConfig(env, { port: "9001", "forwarded-header": "x-real-ip" });
   assert.equal(flagged.port, 9001);

@@ -10,10 +10,7 @@ const app = createApp({
   config: { bulkMax: 10, trustedProxies: [], forwardedHeader: "x-forwarded-for", corsOrigins: [] },
   logError: () => {},
   instrumentation: {
-    middleware: async (c, next) => {
-      await next();
-      labels.push(ROUTES[routeLabelIndex(c)]!);
-    },
+    rule: { after: (c) => void labels.push(ROUTES[routeLabelIndex(c)]!) },
   },
 });
 

@@ -386,3 +386,63 @@ Deno.test("a 100,000-address request is answered in order, each line an item", a
   assert.equal(rest, "");
   assert.equal(seen, count);
 });
+
+/** A body of `chunk` repeated up to `bytes` in all, counting what is pulled from it. */
+function hostileBody(chunk: string, bytes: number) {
+  const state = { pulled: 0 };
+  const piece = new TextEncoder().encode(chunk);
+  const stream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (state.pulled >= bytes) return controller.close();
+      state.pulled += piece.length;
+      controller.enqueue(piece);
+    },
+  }, { highWaterMark: 0 });
+  return { stream, state };
+}
+
+const HUNDRED_MB = 100 * 1024 * 1024;
+
+Deno.test("a caller with no budget left gets its 429 before a byte of its body is read", async () => {
+  const server = await limited(2);
+  const spent = await post("/bulk", "8.8.8.8\n1.1.1.1\n", "text/plain", {}, server);
+  assert.equal(spent.status, 200);
+  await spent.body?.cancel();
+  const { stream, state } = hostileBody("8.8.8.8\n", HUNDRED_MB);
+  const refused = await post("/bulk", stream, "text/plain", {}, server);
+  assert.equal(refused.status, 429);
+  assert.equal(refused.headers.get("ratelimit-remaining"), "0");
+  assert.match((await refused.json()).message, /^Rate limit exceeded/);
+  assert.equal(state.pulled, 0, "not a byte of the body read");
+});
+
+Deno.test("100 MB of blank lines is refused once 16 KiB gave no address, having read a bounded part", async () => {
+  const server = await limited(5);
+  const { stream, state } = hostileBody("\n".repeat(4096), HUNDRED_MB);
+  const response = await post("/bulk", stream, "text/plain", {}, server);
+  assert.equal(response.status, 400);
+  assert.match(
+    (await response.json()).message,
+    /^No address in 16384 bytes of the request body \(up to byte 16384\)/,
+  );
+  // The read-ahead may have taken more than was parsed, but nowhere near the whole body.
+  assert.ok(state.pulled <= 4 * 1024 * 1024, `${state.pulled} bytes read`);
+  // One unit was charged, before the body was read.
+  assert.equal(response.headers.get("ratelimit-remaining"), "4");
+});
+
+Deno.test("a 100 MB single line fails in place at once, then the stream ends with a 400 final record", async () => {
+  const server = await limited(5);
+  const { stream, state } = hostileBody("z".repeat(4096), HUNDRED_MB);
+  const response = await post("/bulk?format=ndjson", stream, "text/plain", {}, server);
+  assert.equal(response.status, 200);
+  const [item, last, ...rest] = (await response.text()).trim().split("\n").map((l) =>
+    JSON.parse(l)
+  );
+  assert.equal(item.ip, `${"z".repeat(64)}…`); // the echo, capped as always
+  assert.match(item.error.message, /^Invalid IP address .*: too long/);
+  assert.equal(last.incomplete.status, 400);
+  assert.match(last.incomplete.message, /^No address in \d+ bytes of the request body/);
+  assert.deepEqual(rest, []);
+  assert.ok(state.pulled <= 4 * 1024 * 1024, `${state.pulled} bytes read`);
+});

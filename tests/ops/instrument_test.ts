@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import type { AppEnv } from "../../src/http/env.ts";
 import { handlerPatterns, ROUTES } from "../../src/http/routes.ts";
+import { answerPipeline } from "../../src/http/rules/rules.ts";
 import { instrument } from "../../src/ops/instrument.ts";
 import { Metrics } from "../../src/ops/metrics.ts";
 
@@ -15,15 +16,20 @@ Deno.test("a counted, unlogged answer's body is never read: a string body stays 
     clientAddress: (peer) => peer,
   });
   let made: Response | null = null;
-  const app = new Hono<AppEnv>().use(instrumentation.middleware);
-  app.on("GET", handlerPatterns(ROUTES[0]), () => {
-    made = new Response('{"success":true}', { headers: { "content-type": "application/json" } });
-    // Reading `body` would make a stream of the string (and slow Deno.serve's answer down).
-    Object.defineProperty(made, "body", {
-      get: () => assert.fail("the instrumentation read the body"),
-    });
-    return made;
-  });
+  const answered = answerPipeline([instrumentation.rule], assert.fail, assert.fail);
+  const app = new Hono<AppEnv>();
+  app.on(
+    "GET",
+    handlerPatterns(ROUTES[0]),
+    answered(() => {
+      made = new Response('{"success":true}', { headers: { "content-type": "application/json" } });
+      // Reading `body` would make a stream of the string (and slow Deno.serve's answer down).
+      Object.defineProperty(made, "body", {
+        get: () => assert.fail("the instrumentation read the body"),
+      });
+      return made;
+    }),
+  );
   const response = await app.request("/ip/8.8.8.8");
   assert.equal(response, made, "the answer passed on as it was made");
   assert.equal(instrumentation.inFlight(), 0);

@@ -4,7 +4,7 @@ import { parseFieldSelection } from "../../src/format/mod.ts";
 import { Hono } from "hono";
 import type { AppEnv } from "../../src/http/env.ts";
 import { pinDataSet } from "../../src/http/rules/data_version.ts";
-import { answerRules } from "../../src/http/rules/rules.ts";
+import { answerPipeline } from "../../src/http/rules/rules.ts";
 import type { ServiceSlot } from "../../src/http/service_slot.ts";
 import { statusRoute } from "../../src/http/status_route.ts";
 import { createLookup } from "../../src/lookup/lookup.ts";
@@ -176,11 +176,11 @@ Deno.test("/status shows an installed source whose last update failed, and why",
     await update(dataDir, [tor!]);
     const data = await openDataSet(dataDir);
     const services = { current: { data, lookup: await lookupIn(dataDir) } };
-    const status = (s: ServiceSlot) =>
-      new Hono<AppEnv>()
-        .use(answerRules([pinDataSet(s)], () => new Response(null, { status: 500 })))
-        .get("/status", statusRoute())
-        .request("/status");
+    const status = (s: ServiceSlot) => {
+      const failed = () => new Response(null, { status: 500 });
+      const answered = answerPipeline([pinDataSet(s)], failed, failed);
+      return new Hono<AppEnv>().get("/status", answered(statusRoute())).request("/status");
+    };
     const body = await (await status(services)).json();
     const shown = body.data.sources.find((s: { name: string }) => s.name === "tor-exits");
     assert.equal(shown.status, "installed"); // still served

@@ -7,8 +7,7 @@
  * answers every OPTIONS, for any path, with one method list for all routes.
  */
 
-import type { Handler } from "hono";
-import type { AppEnv } from "../env.ts";
+import type { AnswerHandler } from "./rules.ts";
 import { allowedMethods, type RouteSpec } from "../routes.ts";
 import type { AnswerRule } from "./rules.ts";
 
@@ -30,7 +29,7 @@ export function corsHeaders(origins: readonly string[]): AnswerRule {
 }
 
 /** The CORS preflight of a route: its methods, and the request headers asked for. */
-export function preflight(route: RouteSpec): Handler<AppEnv> {
+export function preflight(route: RouteSpec): AnswerHandler {
   const methods = allowedMethods(route).filter((m) => m !== "OPTIONS").join(",");
   return (c) => {
     const headers: Record<string, string> = { "access-control-allow-methods": methods };
