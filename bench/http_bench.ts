@@ -67,7 +67,7 @@
 import { Buffer } from "node:buffer";
 import { type CityResponse, Reader } from "mmdb-lib";
 import { knownAddresses } from "./_addresses.ts";
-import { freePort, spawnDeno } from "./_serve.ts";
+import { freePort, SERVER_V8_FLAGS, spawnDeno } from "./_serve.ts";
 import { readManifest } from "../src/sources/manifest.ts";
 
 export const ROOT = new URL("..", import.meta.url).pathname;
@@ -427,7 +427,18 @@ async function main(): Promise<void> {
     ], ceilingPort);
     const serve = (name: string, options: string[]) => {
       const port = freePort();
-      const args = ["run", "-A", "main.ts", "serve", "--port", String(port), "--host", "127.0.0.1"];
+      // As `deno task start` runs it (its V8 flags): the server users run.
+      const args = [
+        "run",
+        ...SERVER_V8_FLAGS,
+        "-A",
+        "main.ts",
+        "serve",
+        "--port",
+        String(port),
+        "--host",
+        "127.0.0.1",
+      ];
       return start(name, [...args, "--data-dir", DATA_DIR, ...options], port);
     };
     const floorPort = freePort();
@@ -510,7 +521,8 @@ async function main(): Promise<void> {
         label: "before",
         server: (() => {
           const port = freePort();
-          const args = ["run", "-A", "--config", `${BEFORE}/deno.json`, `${BEFORE}/main.ts`];
+          const config = `${BEFORE}/deno.json`;
+          const args = ["run", ...SERVER_V8_FLAGS, "-A", "--config", config, `${BEFORE}/main.ts`];
           const options = [
             "--port",
             String(port),
