@@ -13,9 +13,13 @@
  * A shared part's remembered texts, one key per serialiser: a hidden property
  * (a symbol, not enumerable, so no serialiser writes it and no comparison sees
  * it) holding a mutable record, made before the part is frozen. Read as a
- * property, not looked up in a WeakMap: a request reads seven of them.
+ * property, not looked up in a WeakMap: a request reads seven of them. A hot
+ * serialiser reads `part[SHARED_TEXTS]` at a call site of its own per part
+ * (one shape each), where a shared reader would see every shape; any other
+ * caller uses {@link rememberedTexts}.
  */
-const TEXTS = Symbol("texts written for this shared part");
+export const SHARED_TEXTS: unique symbol = Symbol("texts written for this shared part");
+const TEXTS = SHARED_TEXTS;
 
 /** Parts frozen before they were shared (no hidden property can be added): their texts live here. */
 const textsOfFrozen = new WeakMap<object, Record<string, unknown>>();
