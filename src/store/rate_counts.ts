@@ -44,7 +44,13 @@ const CHUNK = 100;
 const GET_MANY = 10;
 /** Commits in flight at once. */
 const PARALLEL = 4;
-const MAX_ATTEMPTS = 20;
+/**
+ * Tries of one chunk against other writers. Servers syncing the same shards retry in step; the
+ * back-off doubles (at random, up to 64 ms) so they fall out of step: with a fixed small
+ * back-off, a burst on two servers met 20 collisions in a row on a busy machine and the sync
+ * failed (tests/access/rate_limiter_test.ts, "a concurrent burst").
+ */
+const MAX_ATTEMPTS = 30;
 /** How long a chunk retries a busy KV before the sync fails. */
 const BUSY_RETRY_MS = 1000;
 
@@ -136,8 +142,9 @@ export class KvRateCounters implements RateCounterStore {
         // once is worth another try; after SQLite's own wait (5 s), the KV is held: give up.
         if (!isBusy(error) || Date.now() - start > BUSY_RETRY_MS) throw error;
       }
-      // Another server wrote first: back off a little, at random, and read again.
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 2 * (attempt + 1)));
+      // Another server wrote first: back off at random, longer each time, and read again.
+      const backOffMs = Math.random() * 2 ** Math.min(attempt + 1, 6);
+      await new Promise((resolve) => setTimeout(resolve, backOffMs));
     }
     throw new Error("Could not update rate-limit counters: too many concurrent writers");
   }
