@@ -56,10 +56,11 @@ export function createAdmission(
     c.set("rate", charge);
     return refusalOf(caller!, charge, cost);
   };
+  const identifyByKey = (c: AppContext) =>
+    access.mode() === "off" ? null : access.identify(keyOf(c), () => clientAddress(c));
   return {
     identify: (c, key) => access.identify(key, () => clientAddress(c)),
-    identifyByKey: (c) =>
-      access.mode() === "off" ? null : access.identify(keyOf(c), () => clientAddress(c)),
+    identifyByKey,
     charge(c, caller, cost) {
       const charge = access.charge(caller, cost);
       return charge instanceof Promise
@@ -68,7 +69,7 @@ export function createAdmission(
     },
     recheck(c) {
       try {
-        return access.identify(keyOf(c), () => clientAddress(c));
+        return identifyByKey(c);
       } catch (error) {
         if (error instanceof UnauthorizedError) return error;
         throw error;

@@ -120,11 +120,7 @@ export function createApp(deps: AppDeps): App {
     headAnswer(),
     hostCheck(),
   ];
-  const answered = answerPipeline(
-    rules,
-    (c, error) => errorResponse(c, error, logError),
-    (c, error) => errorResponse(c, error, logError),
-  );
+  const answered = answerPipeline(rules, (c, error) => errorResponse(c, error, logError));
   app.onError((error, c) => errorResponse(c, error, logError));
 
   const handlers = routeHandlers({

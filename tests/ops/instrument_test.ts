@@ -16,7 +16,7 @@ Deno.test("a counted, unlogged answer's body is never read: a string body stays 
     clientAddress: (peer) => peer,
   });
   let made: Response | null = null;
-  const answered = answerPipeline([instrumentation.rule], assert.fail, assert.fail);
+  const answered = answerPipeline([instrumentation.rule], assert.fail);
   const app = new Hono<AppEnv>();
   app.on(
     "GET",

@@ -178,7 +178,7 @@ Deno.test("/status shows an installed source whose last update failed, and why",
     const services = { current: { data, lookup: await lookupIn(dataDir) } };
     const status = (s: ServiceSlot) => {
       const failed = () => new Response(null, { status: 500 });
-      const answered = answerPipeline([pinDataSet(s)], failed, failed);
+      const answered = answerPipeline([pinDataSet(s)], failed);
       return new Hono<AppEnv>().get("/status", answered(statusRoute())).request("/status");
     };
     const body = await (await status(services)).json();

@@ -30,13 +30,12 @@ export interface AnswerRule {
 export type AnswerHandler = (c: AppContext) => Response | Promise<Response>;
 
 /**
- * The wrapper of `rules`, in order. A request a rule refuses is answered by
- * `refuse`, and a handler's error (thrown or rejected) by `fail` (the app's
- * error answer); both are then decorated like any other answer.
+ * The wrapper of `rules`, in order. A request a rule refuses, and a handler's
+ * error (thrown or rejected), are answered by `fail` (the app's error answer),
+ * then decorated like any other answer.
  */
 export function answerPipeline(
   rules: readonly AnswerRule[],
-  refuse: (c: AppContext, error: AppError) => Response,
   fail: (c: AppContext, error: unknown) => Response,
 ): (handler: AnswerHandler) => AnswerHandler {
   const before = rules.filter((r) => r.before).map((r) => r.before!.bind(r));
@@ -61,7 +60,7 @@ export function answerPipeline(
     try {
       let refusal: AppError | null = null;
       for (let i = 0; i < before.length && refusal === null; i++) refusal = before[i]!(c);
-      answer = refusal === null ? handler(c) : refuse(c, refusal);
+      answer = refusal === null ? handler(c) : fail(c, refusal);
     } catch (error) {
       answer = fail(c, error);
     }
