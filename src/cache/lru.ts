@@ -43,8 +43,16 @@ export class LruCache<K, V> {
   /** A hit on a slot moved within this many insertions keeps its place (see get). */
   readonly #settle: number;
 
-  /** @param max most entries kept; a non-negative integer. */
-  constructor(max: number) {
+  /** Keys refused once while full (see set); null: every key is admitted. */
+  readonly #refused: Set<K> | null;
+
+  /**
+   * @param max most entries kept; a non-negative integer.
+   * @param options.admitRepeatsOnly once full, store a new key only the second time it is
+   *   set (see set).
+   */
+  constructor(max: number, options: { admitRepeatsOnly?: boolean } = {}) {
+    this.#refused = options.admitRepeatsOnly ? new Set() : null;
     if (!Number.isInteger(max) || max < 0) {
       throw new RangeError(`LruCache size must be a non-negative integer, got ${max}`);
     }
@@ -93,7 +101,14 @@ export class LruCache<K, V> {
     return this.#slots.has(key);
   }
 
-  /** Stores `value` as the most recently used entry, evicting the oldest when full. */
+  /**
+   * Stores `value` as the most recently used entry, evicting the oldest when full.
+   * With `admitRepeatsOnly`, a full cache stores a key only when it was refused once
+   * before (the keys refused are remembered up to `max`, then forgotten all at once):
+   * a stream of keys each met once (a log of scanners' addresses) then passes through
+   * without evicting the working set, and without each value living long enough to
+   * become old-generation garbage (what made a server's memory climb over such streams).
+   */
   set(key: K, value: V): void {
     if (this.#max === 0) return;
     let slot = this.#slots.get(key);
@@ -102,7 +117,15 @@ export class LruCache<K, V> {
       this.#moveToFront(slot);
       return;
     }
-    if (this.#slots.size >= this.#max) this.delete(this.#keys[this.#prev[HEAD]!]!);
+    if (this.#slots.size >= this.#max) {
+      const refused = this.#refused;
+      if (refused !== null && !refused.delete(key)) {
+        if (refused.size >= this.#max) refused.clear();
+        refused.add(key);
+        return;
+      }
+      this.delete(this.#keys[this.#prev[HEAD]!]!);
+    }
     slot = this.#free.pop() ?? this.#newSlot();
     this.#keys[slot] = key;
     this.#values[slot] = value;
@@ -124,6 +147,7 @@ export class LruCache<K, V> {
   /** Removes every entry. */
   clear(): void {
     this.#slots.clear();
+    this.#refused?.clear();
     this.#keys = [undefined];
     this.#values = [undefined];
     this.#free = [];

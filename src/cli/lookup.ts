@@ -147,7 +147,7 @@ async function runLookup(
  * Decoded records `lookup -` keeps per database unless IPINTEL_CACHE_SIZE sets
  * another number: a long run meets many more records than a server's working
  * set, and a record decoded again costs ten warm lookups. About 0.2 KB a
- * record (README, Caching): at most about 100 MB per database.
+ * record (docs/design.md, Caching): at most about 100 MB per database.
  */
 export const STREAM_CACHE_SIZE = 500_000;
 

@@ -80,7 +80,11 @@ export function openMmdb<T>(
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   // Records and the values they share through pointers, by data offset: one LRU, as
   // mmdb-lib kept them, so IPINTEL_CACHE_SIZE bounds both (and their memory) together.
-  const cache = new LruCache<number, unknown>(options.cacheSize ?? DEFAULT_RECORD_CACHE_SIZE);
+  // Once full, a record is kept only when met again: a stream of addresses met once
+  // leaves the working set in place (src/cache/lru.ts).
+  const cache = new LruCache<number, unknown>(options.cacheSize ?? DEFAULT_RECORD_CACHE_SIZE, {
+    admitRepeatsOnly: true,
+  });
   // mmdb-lib serves only the text-address methods (load checks, tests, the rare
   // network of an Anonymous-IP match): a small cache of its own is enough there.
   // deno-lint-ignore no-explicit-any

@@ -106,3 +106,33 @@ for (const { input } of BAD_SIZES) {
     assert.throws(() => new LruCache(input), RangeError);
   });
 }
+
+Deno.test("LruCache with admitRepeatsOnly keeps its working set through keys met once", () => {
+  const c = new LruCache<number, string>(3, { admitRepeatsOnly: true });
+  for (const k of [1, 2, 3]) c.set(k, `v${k}`); // not full yet: stored at once
+  for (let k = 100; k < 200; k++) c.set(k, "once"); // a stream of keys met once
+  assert.deepEqual([c.has(1), c.has(2), c.has(3)], [true, true, true]);
+  assert.equal(c.has(150), false);
+  // A key met again is stored, evicting the least recently used.
+  c.get(2);
+  c.get(3);
+  c.set(7, "first"); // refused: first time
+  assert.equal(c.has(7), false);
+  c.set(7, "again");
+  assert.equal(c.get(7), "again");
+  assert.equal(c.has(1), false);
+  assert.equal(c.size, 3);
+});
+
+Deno.test("LruCache with admitRepeatsOnly forgets refused keys past its size", () => {
+  const c = new LruCache<number, string>(2, { admitRepeatsOnly: true });
+  c.set(1, "a");
+  c.set(2, "b");
+  c.set(10, "x"); // refused, remembered
+  c.set(11, "y"); // refused, remembered (2 remembered: the bound)
+  c.set(12, "z"); // the remembered keys are forgotten, 12 remembered
+  c.set(10, "x"); // met before, but forgotten: refused again
+  assert.equal(c.has(10), false);
+  c.set(12, "z");
+  assert.equal(c.has(12), true);
+});
