@@ -17,6 +17,9 @@
  *   price of what the spec requires is told apart from ipintel's own work;
  * - `get`, `xml`, `csv`: `?get=...`, `?format=xml`, `?format=csv` on the plain server;
  * - `hono`: a Hono hello-world (bench/ceiling_server.ts --hono): the framework's own price;
+ * - `hono-lookup`: one Hono route answering with ipintel's lookup and JSON writer and nothing
+ *   else (bench/lookup_floor_server.ts): what any Hono app doing this lookup pays at the least,
+ *   so that `plain` over it is the price of ipintel's request pipeline;
  * - `before`: `plain` as served by another checkout (BENCH_BEFORE: its directory), to
  *   compare a change with what it replaced in one run;
  * - `nginx`: not ipintel but the issue's moonshot: nginx with one worker and the GeoIP2 C module
@@ -395,6 +398,12 @@ const SHARES: { name: string; of: string; over: string; goal: number | null }[] 
     over: "floor",
     goal: null,
   },
+  {
+    name: "plain / hono-lookup (ipintel's request pipeline)",
+    of: "plain",
+    over: "hono-lookup",
+    goal: null,
+  },
   { name: "workers / parallel", of: "workers", over: "parallel", goal: null },
   { name: "get / plain", of: "get", over: "plain", goal: null },
   { name: "xml / plain", of: "xml", over: "plain", goal: 0.5 },
@@ -516,6 +525,19 @@ async function main(): Promise<void> {
           return start("hono", [...args, "--port", String(port), "--host", "127.0.0.1"], port);
         })(),
         what: "a Hono hello-world: the same body from one Hono route (no lookup)",
+      },
+      {
+        label: "hono-lookup",
+        server: (() => {
+          const port = freePort();
+          const args = ["run", ...SERVER_V8_FLAGS, "-A", "bench/lookup_floor_server.ts"];
+          return start(
+            "hono-lookup",
+            [...args, "--port", String(port), "--host", "127.0.0.1"],
+            port,
+          );
+        })(),
+        what: "one Hono route: ipintel's lookup and JSON answer, no pipeline (the lookup's floor)",
       },
       ...(BEFORE === null ? [] : [{
         label: "before",
