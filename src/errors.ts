@@ -60,8 +60,13 @@ export class AppError extends Error {
 /** The text is not a valid IP address. */
 export class InvalidIpError extends AppError {
   constructor(input: string, reason: string) {
-    super("invalid_ip", `Invalid IP address ${quoteInput(input)}: ${reason}`);
+    super("invalid_ip", invalidIpMessage(input, reason));
   }
+}
+
+/** InvalidIpError's message, for a failed bulk item made without the error. */
+export function invalidIpMessage(input: string, reason: string): string {
+  return `Invalid IP address ${quoteInput(input)}: ${reason}`;
 }
 
 /** A valid address that no loaded source knows. */

@@ -3,14 +3,14 @@
 import type { CountryEnrichment } from "../enrich/enricher.ts";
 import { createEnrichment, type Enrichment } from "../enrich/warm.ts";
 import {
-  AppError,
   BadRequestError,
   capInput,
+  invalidIpMessage,
   NotFoundError,
   quoteInput,
   STATUS_BY_CODE,
 } from "../errors.ts";
-import { type ParsedIp, parseIp } from "../ip/parse.ts";
+import { type ParsedIp, parseIp, parseIpOrReason } from "../ip/parse.ts";
 import { reservedRangeName } from "../ip/reserved.ts";
 import { formatNetwork } from "../ip/cidr.ts";
 import { type RiskSignals, type RiskSource, securityOf } from "../risk/security.ts";
@@ -240,15 +240,8 @@ export function createLookup(deps: LookupDeps): Lookup {
 
   const lookup: Lookup = (ipText, options = {}) => lookupParsed(parseIp(ipText), options);
   lookup.item = (ipText, options = {}) => {
-    let ip: ParsedIp;
-    try {
-      ip = parseIp(ipText);
-    } catch (error) {
-      if (error instanceof AppError && error.code === "invalid_ip") {
-        return failedItem(ipText, error);
-      }
-      throw error;
-    }
+    const ip = parseIpOrReason(ipText);
+    if (typeof ip === "string") return invalidItem(ipText, ip);
     return lookupOrMiss(ip, options) ?? notFoundItem(ipText, ip);
   };
   lookup.detail = (ipText, options = {}) => {
@@ -260,11 +253,11 @@ export function createLookup(deps: LookupDeps): Lookup {
   return lookup;
 }
 
-/** A failed bulk item: the input as given (capped) and the error's status and message. */
-function failedItem(input: string, error: AppError): FailedItem {
+/** The item of a line that is no address: InvalidIpError's status and message, without the error. */
+function invalidItem(input: string, reason: string): FailedItem {
   return {
     ip: capInput(input),
-    error: { status: STATUS_BY_CODE[error.code], message: error.message },
+    error: { status: STATUS_BY_CODE.invalid_ip, message: invalidIpMessage(input, reason) },
   };
 }
 
