@@ -18,7 +18,7 @@ export const FORWARDED_HEADERS = ["x-forwarded-for", "forwarded", "x-real-ip"] a
 export type ForwardedHeader = typeof FORWARDED_HEADERS[number];
 
 /** Decoded records cached per database unless told otherwise (src/mmdb/reader.ts uses it too). */
-export const DEFAULT_RECORD_CACHE_SIZE = 10_000;
+export const DEFAULT_RECORD_CACHE_SIZE = 100_000;
 
 /** Seconds a streamed bulk answer may idle (IPINTEL_STREAM_IDLE_TIMEOUT's default). */
 export const DEFAULT_STREAM_IDLE_TIMEOUT = 60;

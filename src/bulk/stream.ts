@@ -30,6 +30,7 @@ import {
 } from "../errors.ts";
 import type { Lookup, LookupOptions } from "../lookup/lookup.ts";
 import type { BulkItem, BulkStop } from "../types.ts";
+import { withoutCacheFills } from "../mmdb/reader.ts";
 import type { BulkInput, InputProgress } from "./input.ts";
 
 /** What the pipeline yields: a batch of items, or the stop that ends it. */
@@ -60,6 +61,12 @@ export interface BulkOptions {
   logError?: (error: unknown) => void;
   /** Items per batch (default {@link BATCH_SIZE}). */
   batchSize?: number;
+  /**
+   * False: the records the items' lookups decode are not kept in the record
+   * caches (see withoutCacheFills). A server's streamed answer, whose addresses
+   * are mostly met once; `lookup -` keeps them (its own process, its own cache).
+   */
+  fillCaches?: boolean;
   /**
    * Reports an unexpected lookup failure (a corrupt record) in place as a 500
    * item instead of ending the stream (the command line: one bad record does
@@ -134,11 +141,15 @@ export async function* answerBulk(
           at: options.at,
         };
         const out = new Array<BulkItem>(granted);
-        for (let i = 0; i < granted; i++) {
-          out[i] = options.failInPlace
-            ? lookupOrReport(batch[i]!, lookupOptions, options.lookup)
-            : lookupItem(batch[i]!, lookupOptions, options.lookup);
-        }
+        const lookUp = () => {
+          for (let i = 0; i < granted; i++) {
+            out[i] = options.failInPlace
+              ? lookupOrReport(batch[i]!, lookupOptions!, options.lookup)
+              : lookupItem(batch[i]!, lookupOptions!, options.lookup);
+          }
+        };
+        if (options.fillCaches === false) withoutCacheFills(lookUp);
+        else lookUp();
         if (granted > 0) {
           answered += granted;
           if (idleMs > 0) {

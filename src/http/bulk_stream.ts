@@ -148,6 +148,7 @@ async function streamAnswer(
     logError: deps.logError,
     batchSize: HTTP_BATCH_SIZE,
     idleTimeoutMs: deps.idleTimeoutMs,
+    fillCaches: false,
   });
   // The first batch decides the status: errors before it are answered as errors.
   const first = await events.next();

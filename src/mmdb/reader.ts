@@ -78,10 +78,8 @@ export function openMmdb<T>(
 ): MmdbDatabase<T> {
   const label = options.label ?? "MaxMind DB";
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  // Records and the values they share through pointers, by data offset: one LRU, as
-  // mmdb-lib kept them, so IPINTEL_CACHE_SIZE bounds both (and their memory) together.
-  // Once full, a record is kept only when met again: a stream of addresses met once
-  // leaves the working set in place (src/cache/lru.ts).
+  // Records by data offset, IPINTEL_CACHE_SIZE of them. Once full, a record is kept only
+  // when met again: addresses met once leave the working set in place (src/cache/lru.ts).
   const cache = new LruCache<number, unknown>(options.cacheSize ?? DEFAULT_RECORD_CACHE_SIZE, {
     admitRepeatsOnly: true,
   });
@@ -106,8 +104,24 @@ export function openMmdb<T>(
   if (dataStart > dataEnd) {
     throw new Error(`a search tree of ${metadata.nodeCount} nodes does not fit the file`);
   }
-  const decode = createDataDecoder(bytes, dataStart, dataEnd, { shared: cache });
+  // The values records share (a country, a subdivision) have a cache of their own, a
+  // quarter of the records' size: decoding a missed record reaches several, and in the
+  // records' cache they pushed out records of the working set.
+  const shared = new LruCache<number, unknown>(cache.max && Math.max(1024, cache.max >> 2), {
+    admitRepeatsOnly: true,
+  });
+  const decode = createDataDecoder(bytes, dataStart, dataEnd, { shared });
   const dataOffset = metadata.nodeCount + 16;
+  const decodeRecord = (offset: number): T => {
+    try {
+      return decode(offset) as T;
+    } catch (error) {
+      throw new CorruptRecordError(label, offset, error);
+    }
+  };
+  // While the caches are not filled: the records decoded lately, one per slot (offset + 1).
+  const recentOffsets = new Int32Array(RECENT_MASK + 1);
+  const recentRecords: unknown[] = new Array(RECENT_MASK + 1).fill(null);
   return {
     metadata,
     bytes,
@@ -118,19 +132,57 @@ export function openMmdb<T>(
       const offset = pointer - dataOffset;
       let record = cache.get(offset) as T | undefined;
       if (record === undefined) {
-        try {
-          record = decode(offset) as T;
-        } catch (error) {
-          throw new CorruptRecordError(label, offset, error);
+        if (!fillingCaches) {
+          const slot = offset & RECENT_MASK;
+          if (recentOffsets[slot] === offset + 1) return recentRecords[slot] as T;
+          record = decodeRecord(offset);
+          recentOffsets[slot] = offset + 1;
+          recentRecords[slot] = record;
+          return record;
         }
+        record = decodeRecord(offset);
         cache.set(offset, record);
       }
       return record;
     },
     prefixLength: createPrefixLength(bytes, metadata),
     getWithPrefixLength: (ip) => reader.getWithPrefixLength(ip) as [T | null, number],
-    cacheCounts: () => ({ hits: cache.hits, misses: cache.misses }),
+    cacheCounts: () => ({ hits: cache.hits + shared.hits, misses: cache.misses + shared.misses }),
   };
+}
+
+/**
+ * Slots of the table of records decoded lately while the caches are not filled
+ * (one record per slot, by data offset): a stream's hot records (a country's
+ * block, a large network) are decoded once per while, and a record leaves its
+ * slot within about 4,096 lookups, young enough for V8 to collect it cheaply (a
+ * table four times larger kept records long enough to reach the old generation,
+ * and the server's memory rose again).
+ */
+const RECENT_MASK = 4095;
+
+/** False while {@link withoutCacheFills} runs: records decoded then are not kept. */
+let fillingCaches = true;
+
+/**
+ * Runs `scan` (synchronous) with the record caches read but not filled: the
+ * records it decodes die with their answers. A streamed bulk answer runs each
+ * batch so (src/bulk/stream.ts), as a database reads a large table through a
+ * small ring of buffers: a job of a million addresses met once neither evicts
+ * the working set of the server's other requests nor leaves a million records
+ * as old-generation garbage (the server's memory rose 90–170 MB over such a
+ * stream when it filled them). Records decoded meanwhile go to a small table of
+ * their own (RECENT_MASK); the values records share have their own cache,
+ * which is still filled.
+ */
+export function withoutCacheFills<T>(scan: () => T): T {
+  const was = fillingCaches;
+  fillingCaches = false;
+  try {
+    return scan();
+  } finally {
+    fillingCaches = was;
+  }
 }
 
 /** Entries of the cache mmdb-lib's own reader keeps (records and the values they share). */

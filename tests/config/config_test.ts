@@ -17,7 +17,7 @@ Deno.test("loadConfig gives the documented defaults with an empty environment", 
   assert.equal(config.forwardedHeader, "x-forwarded-for");
   assert.deepEqual(config.corsOrigins, ["*"]);
   assert.equal(config.registry, "https://registry.npmjs.org");
-  assert.equal(config.cacheSize, 10_000);
+  assert.equal(config.cacheSize, 100_000);
   assert.equal(config.httpServer, "deno");
   assert.equal(
     config.workers,

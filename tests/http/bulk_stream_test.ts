@@ -16,7 +16,14 @@ import { createApp } from "../../src/http/app.ts";
 import type { Lookup, LookupOptions } from "../../src/lookup/lookup.ts";
 import { MemoryKeyStore } from "../../src/store/keys.ts";
 import { MemoryRateCounters } from "../../src/store/rate_counts.ts";
-import { fixtureDataSet, fixtureLookup, peer } from "../_helpers.ts";
+import {
+  fixtureApp,
+  fixtureDataSet,
+  fixtureLookup,
+  openedOnce,
+  peer,
+  writeFixtureDataDir,
+} from "../_helpers.ts";
 
 const BULK_MAX = 50;
 const lookups = { count: 0 };
@@ -445,4 +452,22 @@ Deno.test("a 100 MB single line fails in place at once, then the stream ends wit
   assert.match(last.incomplete.message, /^No address in \d+ bytes of the request body/);
   assert.deepEqual(rest, []);
   assert.ok(state.pulled <= 4 * 1024 * 1024, `${state.pulled} bytes read`);
+});
+
+Deno.test("a streamed POST /bulk reads the record caches without filling them; GET /ip fills them", async () => {
+  const data = await openedOnce(writeFixtureDataDir)(); // fresh caches of its own
+  const fresh = await fixtureApp({ data });
+  const misses = () => data.city!.cacheCounts().misses;
+  const ip = "81.2.69.142";
+  const missesOf = async (request: () => Response | Promise<Response>) => {
+    const before = misses();
+    await (await request()).text();
+    return misses() - before;
+  };
+  const get = () => fresh.request(`/ip/${ip}`);
+  const stream = () => post("/bulk?format=ndjson", `${ip}\n${ip}\n`, "text/plain", {}, fresh);
+  assert.ok(await missesOf(stream) > 0, "the stream decoded the record");
+  assert.ok(await missesOf(get) > 0, "the stream left the record out of the cache");
+  assert.equal(await missesOf(get), 0, "a lookup keeps it");
+  assert.equal(await missesOf(stream), 0, "a stream reads what the cache holds");
 });

@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { parseIp } from "../../src/ip/parse.ts";
-import { CorruptRecordError, openMmdb } from "../../src/mmdb/reader.ts";
+import { CorruptRecordError, openMmdb, withoutCacheFills } from "../../src/mmdb/reader.ts";
 import { seededRandom } from "../_random.ts";
 import { defaultDataFile } from "../_helpers.ts";
 import { build, v4, v6 } from "./_fixtures.ts";
@@ -197,4 +197,32 @@ Deno.test("a record that does not decode throws CorruptRecordError at each looku
     new RegExp(`at data offset ${data.length + 5}: .* a record outside the data section`),
   );
   assert.deepEqual(db.getBytes(parseIp("1.1.1.1").bytes), { name: "fine" });
+});
+
+Deno.test("withoutCacheFills reads the record cache but leaves it unfilled", () => {
+  const bytes = build((w) => {
+    w.insertNetwork("1.0.0.0/8", { n: 1 });
+    w.insertNetwork("2.0.0.0/8", { n: 2 });
+  });
+  const db = openMmdb<{ n: number }>(bytes);
+  const at = (ip: string) => db.getBytes(parseIp(ip).bytes);
+  const kept = at("1.2.3.4"); // filled: kept
+  const [cached, scanned] = withoutCacheFills(() => [at("1.9.9.9"), at("2.2.2.2")]);
+  assert.equal(cached, kept); // a cached record is read as usual
+  assert.deepEqual(scanned, { n: 2 });
+  assert.deepEqual(db.cacheCounts(), { hits: 1, misses: 2 });
+  // The record decoded meanwhile was not kept: the next lookup decodes it again.
+  const again = at("2.3.3.3");
+  assert.deepEqual(again, { n: 2 });
+  assert.notEqual(again, scanned);
+  assert.deepEqual(db.cacheCounts(), { hits: 1, misses: 3 });
+  assert.equal(at("2.4.4.4"), again); // and now keeps it
+  // An error inside still restores filling.
+  assert.throws(() =>
+    withoutCacheFills(() => {
+      throw new Error("boom");
+    }), /boom/);
+  const other = openMmdb<{ n: number }>(bytes);
+  const first = other.getBytes(parseIp("1.2.3.4").bytes);
+  assert.equal(other.getBytes(parseIp("1.2.3.4").bytes), first);
 });
