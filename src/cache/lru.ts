@@ -105,9 +105,9 @@ export class LruCache<K, V> {
    * Stores `value` as the most recently used entry, evicting the oldest when full.
    * With `admitRepeatsOnly`, a full cache stores a key only when it was refused once
    * before (the keys refused are remembered up to `max`, then forgotten all at once):
-   * a stream of keys each met once (a log of scanners' addresses) then passes through
-   * without evicting the working set, and without each value living long enough to
-   * become old-generation garbage (what made a server's memory climb over such streams).
+   * keys each met once (a scanner sweeping through addresses) then pass through without
+   * evicting the working set, and their values die young instead of living in the cache
+   * long enough to become old-generation garbage once evicted.
    */
   set(key: K, value: V): void {
     if (this.#max === 0) return;

@@ -129,8 +129,8 @@ export function createLookup(deps: LookupDeps): Lookup {
   const languages = data.city?.metadata.languages.length ? data.city.metadata.languages : ["en"];
   const resolveLang = createLanguageResolver(languages);
   // Places in the other languages: per language, keyed by the decoded record object, which
-  // the reader's offset cache shares: entries live exactly as long as the cached record does. The language's map
-  // is looked up once per call (usually the last one used), the record's entry once.
+  // the reader's offset cache shares: entries live exactly as long as the cached record does.
+  // The language's map is looked up once per call (usually the last one used).
   const places = new Map<string, WeakMap<CityRecord, PlaceFacts>>();
   let lastLang = "";
   let lastPlaces = new WeakMap<CityRecord, PlaceFacts>();
