@@ -155,6 +155,8 @@ export async function fixtureApp(
     forwardedHeader?: ForwardedHeader;
     web?: boolean;
     data?: DataSet;
+    statusDetail?: boolean;
+    streamIdleTimeout?: number;
   } = {},
 ) {
   const data = config.data ?? await fixtureDataSet();
@@ -167,6 +169,10 @@ export async function fixtureApp(
       forwardedHeader: config.forwardedHeader ?? "x-forwarded-for",
       corsOrigins: ["*"],
       ...(config.web === undefined ? {} : { web: config.web }),
+      ...(config.statusDetail === undefined ? {} : { statusDetail: config.statusDetail }),
+      ...(config.streamIdleTimeout === undefined
+        ? {}
+        : { streamIdleTimeout: config.streamIdleTimeout }),
     },
     logError: () => {},
   });

@@ -5,9 +5,8 @@
  */
 
 import assert from "node:assert/strict";
-import { createApp } from "../../src/http/app.ts";
 import type { DataSet } from "../../src/sources/data_set.ts";
-import { fixtureDataSet, fixtureLookup } from "../_helpers.ts";
+import { fixtureApp, fixtureDataSet } from "../_helpers.ts";
 
 const TOKEN_URL = "https://feeds.corp.internal:8443/t0k3n-abc/blocklist.txt";
 
@@ -45,18 +44,7 @@ async function dataWithOperatorSources(): Promise<DataSet> {
 }
 
 async function statusWith(statusDetail?: boolean) {
-  const data = await dataWithOperatorSources();
-  const app = createApp({
-    services: { current: { data, lookup: await fixtureLookup(undefined, data) } },
-    config: {
-      bulkMax: 1000,
-      trustedProxies: [],
-      forwardedHeader: "x-forwarded-for",
-      corsOrigins: [],
-      ...(statusDetail === undefined ? {} : { statusDetail }),
-    },
-    logError: () => {},
-  });
+  const app = await fixtureApp({ data: await dataWithOperatorSources(), statusDetail });
   const response = await app.request("/status");
   assert.equal(response.status, 200);
   const text = await response.text();
@@ -104,17 +92,7 @@ Deno.test("/ready, open to probes, shows its databases' sources as scheme and ho
     },
   };
   const ready = async (statusDetail: boolean) => {
-    const app = createApp({
-      services: { current: { data, lookup: await fixtureLookup(undefined, data) } },
-      config: {
-        bulkMax: 1000,
-        trustedProxies: [],
-        forwardedHeader: "x-forwarded-for",
-        corsOrigins: [],
-        statusDetail,
-      },
-      logError: () => {},
-    });
+    const app = await fixtureApp({ data, statusDetail });
     const response = await app.request("/ready");
     assert.equal(response.status, 200);
     return (await response.json()).data.databases[0].source as string;

@@ -7,27 +7,15 @@
  */
 
 import assert from "node:assert/strict";
-import { createApp } from "../../src/http/app.ts";
 import type { FetchHandler } from "../../src/http/env.ts";
 import { serveWithNodeHttp } from "../../src/http/node_server.ts";
-import { fixtureDataSet, fixtureLookup } from "../_helpers.ts";
+import { fixtureApp } from "../_helpers.ts";
 
 const encoder = new TextEncoder();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function appWithIdleTimeout(seconds: number): Promise<FetchHandler> {
-  const data = await fixtureDataSet();
-  const app = createApp({
-    services: { current: { data, lookup: await fixtureLookup(undefined, data) } },
-    config: {
-      bulkMax: 1000,
-      trustedProxies: [],
-      forwardedHeader: "x-forwarded-for",
-      corsOrigins: [],
-      streamIdleTimeout: seconds,
-    },
-    logError: () => {},
-  });
+  const app = await fixtureApp({ streamIdleTimeout: seconds });
   return app.fetch as FetchHandler;
 }
 
