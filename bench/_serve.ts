@@ -46,6 +46,11 @@ export function spawnDeno(args: string[]): { child: Deno.ChildProcess; stderrTai
     stdout: "null",
     stderr: "piped",
   }).spawn();
+  return { child, stderrTail: drainStderr(child) };
+}
+
+/** Reads a child's piped stderr as it comes (so it never blocks); returns its last 4,000 characters. */
+export function drainStderr(child: Deno.ChildProcess): () => string {
   let tail = "";
   (async () => {
     const decoder = new TextDecoder();
@@ -53,7 +58,12 @@ export function spawnDeno(args: string[]): { child: Deno.ChildProcess; stderrTai
       tail = (tail + decoder.decode(chunk, { stream: true })).slice(-4000);
     }
   })().catch(() => {});
-  return { child, stderrTail: () => tail };
+  return () => tail;
+}
+
+/** `main.ts serve` on 127.0.0.1:`port`: how every bench starts ipintel (options follow). */
+export function serveArgs(port: number): string[] {
+  return ["main.ts", "serve", "--port", String(port), "--host", "127.0.0.1"];
 }
 
 export function freePort(): number {
@@ -70,17 +80,7 @@ export function freePort(): number {
  */
 export async function startServer(dir: string, options: string[] = []): Promise<RunningServer> {
   const port = freePort();
-  const args = [
-    "run",
-    "-A",
-    ...SERVER_V8_FLAGS,
-    "main.ts",
-    "serve",
-    "--port",
-    String(port),
-    "--host",
-    "127.0.0.1",
-  ];
+  const args = ["run", "-A", ...SERVER_V8_FLAGS, ...serveArgs(port)];
   const kv = options.includes("--kv") ? [] : ["--kv", `${dir}/bench-${port}.kv`];
   const started = performance.now();
   const { child, stderrTail } = spawnDeno([

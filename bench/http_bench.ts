@@ -70,7 +70,7 @@
 import { Buffer } from "node:buffer";
 import { type CityResponse, Reader } from "mmdb-lib";
 import { knownAddresses } from "./_addresses.ts";
-import { freePort, SERVER_V8_FLAGS, spawnDeno } from "./_serve.ts";
+import { drainStderr, freePort, serveArgs, SERVER_V8_FLAGS, spawnDeno } from "./_serve.ts";
 import { readManifest } from "../src/sources/manifest.ts";
 
 export const ROOT = new URL("..", import.meta.url).pathname;
@@ -116,14 +116,7 @@ function start(name: string, args: string[], port: number): Server {
 function startCommand(name: string, command: string, args: string[], port: number): Server {
   const child = new Deno.Command(command, { args, stdin: "null", stdout: "null", stderr: "piped" })
     .spawn();
-  let tail = "";
-  (async () => {
-    const decoder = new TextDecoder();
-    for await (const chunk of child.stderr) {
-      tail = (tail + decoder.decode(chunk, { stream: true })).slice(-4000);
-    }
-  })().catch(() => {});
-  const server = { name, port, child, stderrTail: () => tail, tree: true };
+  const server = { name, port, child, stderrTail: drainStderr(child), tree: true };
   servers.push(server);
   return server;
 }
@@ -437,17 +430,7 @@ async function main(): Promise<void> {
     const serve = (name: string, options: string[]) => {
       const port = freePort();
       // As `deno task start` runs it (its V8 flags): the server users run.
-      const args = [
-        "run",
-        ...SERVER_V8_FLAGS,
-        "-A",
-        "main.ts",
-        "serve",
-        "--port",
-        String(port),
-        "--host",
-        "127.0.0.1",
-      ];
+      const args = ["run", ...SERVER_V8_FLAGS, "-A", ...serveArgs(port)];
       return start(name, [...args, "--data-dir", DATA_DIR, ...options], port);
     };
     const floorPort = freePort();

@@ -45,7 +45,7 @@
  */
 
 import { knownAddresses } from "./_addresses.ts";
-import { freePort } from "./_serve.ts";
+import { freePort, serveArgs } from "./_serve.ts";
 import {
   ADDRESSES,
   CONNECTIONS,
@@ -82,12 +82,7 @@ const TARGETS: Target[] = [
     label: "ipintel",
     args: (port) => [
       "-A",
-      "main.ts",
-      "serve",
-      "--port",
-      String(port),
-      "--host",
-      "127.0.0.1",
+      ...serveArgs(port),
       "--data-dir",
       DATA_DIR,
       "--auth",
