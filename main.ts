@@ -1,6 +1,6 @@
 /** ipintel entry point: `deno task ipintel <command>`; see `--help`. */
 
-import { runCli } from "./src/cli/main.ts";
+import { runCli } from "./src/process/cli/main.ts";
 
 if (import.meta.main) {
   Deno.exit(await runCli(Deno.args, Deno.env.toObject()));

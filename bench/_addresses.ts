@@ -11,9 +11,9 @@
 
 import { Buffer } from "node:buffer";
 import { Reader } from "mmdb-lib";
-import { parseIp } from "../src/ip/parse.ts";
-import { readManifest } from "../src/sources/manifest.ts";
-import { reservedRangeName } from "../src/ip/reserved.ts";
+import { parseIp } from "../src/base/ip/parse.ts";
+import { readManifest } from "../src/data/sources/manifest.ts";
+import { reservedRangeName } from "../src/base/ip/reserved.ts";
 import { seededRandom } from "../tests/_random.ts";
 
 /** Share of IPv4 addresses in the mix. */

@@ -13,14 +13,14 @@
  */
 
 import { Hono } from "hono";
-import { AccessControl } from "../src/access/access.ts";
-import { KeyTable } from "../src/access/key_table.ts";
-import { RateLimiter } from "../src/access/rate_limiter.ts";
-import { createServices } from "../src/server/services.ts";
-import { loadConfig } from "../src/config.ts";
-import { createApp } from "../src/http/app.ts";
-import { MemoryKeyStore } from "../src/store/keys.ts";
-import { MemoryRateCounters } from "../src/store/rate_counts.ts";
+import { AccessControl } from "../src/service/access/access.ts";
+import { KeyTable } from "../src/service/access/key_table.ts";
+import { RateLimiter } from "../src/service/access/rate_limiter.ts";
+import { createServices } from "../src/process/server/services.ts";
+import { loadConfig } from "../src/base/config.ts";
+import { createApp } from "../src/service/http/app.ts";
+import { MemoryKeyStore } from "../src/data/store/keys.ts";
+import { MemoryRateCounters } from "../src/data/store/rate_counts.ts";
 import { randomPublicAddresses } from "./_addresses.ts";
 
 const config = loadConfig(Deno.env.toObject());

@@ -10,10 +10,10 @@
  * @module
  */
 
-import { createAsnView } from "../src/asn/view.ts";
-import { createLookup } from "../src/lookup/lookup.ts";
-import { openDataSet } from "../src/sources/data_set.ts";
-import { createUserAgentParser } from "../src/ua/parse.ts";
+import { createAsnView } from "../src/core/asn/view.ts";
+import { createLookup } from "../src/core/lookup/lookup.ts";
+import { openDataSet } from "../src/data/sources/data_set.ts";
+import { createUserAgentParser } from "../src/core/ua/parse.ts";
 import { knownAddresses } from "./_addresses.ts";
 import { DATA_DIR } from "./_serve.ts";
 

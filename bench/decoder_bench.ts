@@ -1,6 +1,6 @@
 /**
  * Cost of reading a City record: our tree walk and data-section decoder
- * (src/mmdb/decoder.ts) against mmdb-lib's public `Reader.get()`, in one run.
+ * (src/data/mmdb/decoder.ts) against mmdb-lib's public `Reader.get()`, in one run.
  *
  * Run: `deno bench --allow-read --allow-env bench/decoder_bench.ts`.
  *
@@ -33,11 +33,11 @@
 
 import { Buffer } from "node:buffer";
 import { Reader } from "mmdb-lib";
-import { parseIp } from "../src/ip/parse.ts";
-import { createDataDecoder } from "../src/mmdb/decoder.ts";
-import { openMmdb } from "../src/mmdb/reader.ts";
-import { createTreeWalk } from "../src/mmdb/tree.ts";
-import { readManifest } from "../src/sources/manifest.ts";
+import { parseIp } from "../src/base/ip/parse.ts";
+import { createDataDecoder } from "../src/data/mmdb/decoder.ts";
+import { openMmdb } from "../src/data/mmdb/reader.ts";
+import { createTreeWalk } from "../src/data/mmdb/tree.ts";
+import { readManifest } from "../src/data/sources/manifest.ts";
 import { randomPublicAddresses } from "./_addresses.ts";
 
 const DATA_DIR = Deno.env.get("IPINTEL_DATA_DIR") ??

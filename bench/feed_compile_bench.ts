@@ -15,9 +15,9 @@
  * @module
  */
 
-import { compileFeeds } from "../src/update/feed_compile.ts";
-import { parseFeed } from "../src/update/feed_parse.ts";
-import { randomIpv4List, randomIpv6List } from "../tests/update/_big_list.ts";
+import { compileFeeds } from "../src/data/update/feed_compile.ts";
+import { parseFeed } from "../src/data/update/feed_parse.ts";
+import { randomIpv4List, randomIpv6List } from "../tests/data/update/_big_list.ts";
 
 const MB = 1_000_000;
 

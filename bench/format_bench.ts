@@ -1,7 +1,7 @@
 /**
  * Rendering one lookup result per format: the JSON envelope (result_json.ts),
  * XML and CSV (renderSuccess), and the library-built references the tests
- * hold them against (tests/format/_xml_reference.ts; _csv_reference.ts, which
+ * hold them against (tests/core/format/_xml_reference.ts; _csv_reference.ts, which
  * quotes with csv-stringify), on the same results. One group, JSON as the baseline.
  *
  * Run: `deno bench --allow-read --allow-write --allow-env bench/format_bench.ts` (the
@@ -14,12 +14,12 @@
  * @module
  */
 
-import { renderSuccess } from "../src/format/render.ts";
-import { resultEnvelopeJson } from "../src/format/result_json.ts";
-import type { Json, LookupResult } from "../src/types.ts";
+import { renderSuccess } from "../src/core/format/render.ts";
+import { resultEnvelopeJson } from "../src/core/format/result_json.ts";
+import type { Json, LookupResult } from "../src/base/types.ts";
 import { CHROME, fixtureLookup } from "../tests/_helpers.ts";
-import { referenceCsv } from "../tests/format/_csv_reference.ts";
-import { referenceXml } from "../tests/format/_xml_reference.ts";
+import { referenceCsv } from "../tests/core/format/_csv_reference.ts";
+import { referenceXml } from "../tests/core/format/_xml_reference.ts";
 
 const lookup = await fixtureLookup();
 const RESULTS: LookupResult[] = [

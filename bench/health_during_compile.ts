@@ -18,7 +18,7 @@
  */
 
 import { DATA_DIR, freePort, ROOT } from "./_serve.ts";
-import { randomIpv4List } from "../tests/update/_big_list.ts";
+import { randomIpv4List } from "../tests/data/update/_big_list.ts";
 
 const LIST_MB = Number(Deno.env.get("BENCH_LIST_MB") ?? "16");
 const PROFILE_DIR = Deno.env.get("BENCH_CPU_PROF") ?? null;

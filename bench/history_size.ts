@@ -1,7 +1,7 @@
 /**
  * How big the security-list history gets: a year of daily updates of the
  * default feeds, simulated on the real feed snapshots, through the recorder
- * the update uses (src/history/record.ts) and the file encoding it writes.
+ * the update uses (src/data/history/record.ts) and the file encoding it writes.
  *
  *   deno run -A bench/history_size.ts [--days 365] [--churn 1] [--feeds DIR]
  *
@@ -16,12 +16,12 @@
 
 import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
-import { createHistory } from "../src/history/history.ts";
-import { decodeHistory, emptyHistory, encodeHistory } from "../src/history/history_file.ts";
-import { advanceHistory, keysOf, type ListState } from "../src/history/record.ts";
-import type { RiskKind } from "../src/risk/security.ts";
-import type { SourceFormat } from "../src/sources/manifest.ts";
-import { parseFeed } from "../src/update/feed_parse.ts";
+import { createHistory } from "../src/data/history/history.ts";
+import { decodeHistory, emptyHistory, encodeHistory } from "../src/data/history/history_file.ts";
+import { advanceHistory, keysOf, type ListState } from "../src/data/history/record.ts";
+import type { RiskKind } from "../src/data/risk/security.ts";
+import type { SourceFormat } from "../src/data/sources/manifest.ts";
+import { parseFeed } from "../src/data/update/feed_parse.ts";
 
 const { values } = parseArgs({
   options: {

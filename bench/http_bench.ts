@@ -71,7 +71,7 @@ import { Buffer } from "node:buffer";
 import { type CityResponse, Reader } from "mmdb-lib";
 import { knownAddresses } from "./_addresses.ts";
 import { drainStderr, freePort, serveArgs, SERVER_V8_FLAGS, spawnDeno } from "./_serve.ts";
-import { readManifest } from "../src/sources/manifest.ts";
+import { readManifest } from "../src/data/sources/manifest.ts";
 
 export const ROOT = new URL("..", import.meta.url).pathname;
 export const DATA_DIR = Deno.env.get("IPINTEL_DATA_DIR") ?? `${ROOT}data`;

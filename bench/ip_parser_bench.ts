@@ -1,5 +1,5 @@
 /**
- * Why the service keeps its own IP parser: src/ip/parse.ts against ipaddr.js on
+ * Why the service keeps its own IP parser: src/base/ip/parse.ts against ipaddr.js on
  * the same strict validate-and-canonicalise job, over 10,000 random public
  * addresses (bench/_addresses.ts, ~80% IPv4 / ~20% IPv6). ipaddr.js's `parse`
  * alone is laxer (it accepts `1.2.3` and octal octets), so it gets
@@ -12,7 +12,7 @@
  */
 
 import ipaddr from "ipaddr.js";
-import { parseIp } from "../src/ip/parse.ts";
+import { parseIp } from "../src/base/ip/parse.ts";
 import { randomPublicAddresses } from "./_addresses.ts";
 
 const addresses = randomPublicAddresses(10_000, 1);

@@ -26,10 +26,10 @@
  * @module
  */
 
-import { RateLimiter } from "../src/access/rate_limiter.ts";
-import { DEFAULT_CAPACITY, RateTable, rateTableBuffer } from "../src/access/rate_table.ts";
-import { KvKeyStore } from "../src/store/keys.ts";
-import { type CounterUpdate, KvRateCounters } from "../src/store/rate_counts.ts";
+import { RateLimiter } from "../src/service/access/rate_limiter.ts";
+import { DEFAULT_CAPACITY, RateTable, rateTableBuffer } from "../src/service/access/rate_table.ts";
+import { KvKeyStore } from "../src/data/store/keys.ts";
+import { type CounterUpdate, KvRateCounters } from "../src/data/store/rate_counts.ts";
 import { envInt, median, startServer } from "./_serve.ts";
 
 const KEYED_SECONDS = envInt("BENCH_KEYED_SECONDS", 10);

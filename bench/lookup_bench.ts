@@ -34,15 +34,15 @@
 
 import { Buffer } from "node:buffer";
 import { Reader } from "mmdb-lib";
-import { createEnrichment } from "../src/enrich/warm.ts";
-import { dataVersion } from "../src/sources/data_version.ts";
-import { createLookup, type Lookup } from "../src/lookup/lookup.ts";
-import { openMmdb } from "../src/mmdb/reader.ts";
-import type { DataSet } from "../src/sources/data_set.ts";
-import type { AsnRecord, CityRecord } from "../src/mmdb/records.ts";
-import { createUserAgentParser } from "../src/ua/parse.ts";
-import { NO_FEEDS } from "../src/risk/security.ts";
-import { readManifest } from "../src/sources/manifest.ts";
+import { createEnrichment } from "../src/core/place/warm.ts";
+import { dataVersion } from "../src/data/sources/data_version.ts";
+import { createLookup, type Lookup } from "../src/core/lookup/lookup.ts";
+import { openMmdb } from "../src/data/mmdb/reader.ts";
+import type { DataSet } from "../src/data/sources/data_set.ts";
+import type { AsnRecord, CityRecord } from "../src/data/mmdb/records.ts";
+import { createUserAgentParser } from "../src/core/ua/parse.ts";
+import { NO_FEEDS } from "../src/data/risk/security.ts";
+import { readManifest } from "../src/data/sources/manifest.ts";
 import { randomPublicAddresses } from "./_addresses.ts";
 
 const DATA_DIR = Deno.env.get("IPINTEL_DATA_DIR") ??

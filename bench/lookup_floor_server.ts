@@ -15,9 +15,9 @@
 
 import { Hono } from "hono";
 import { RegExpRouter } from "hono/router/reg-exp-router";
-import { loadConfig } from "../src/config.ts";
-import { resultEnvelopeJson } from "../src/format/result_json.ts";
-import { createServices } from "../src/server/services.ts";
+import { loadConfig } from "../src/base/config.ts";
+import { resultEnvelopeJson } from "../src/core/format/result_json.ts";
+import { createServices } from "../src/process/server/services.ts";
 
 // The content type alone in the Response's init, CORS set on the made answer, as ipintel does:
 // Deno builds a Response whose init holds only a content type on a fast path, and any other

@@ -4,7 +4,7 @@
  * (`async (c, next) => { await next(); }`), and the same route with no
  * middleware answering through two awaited promises, as a handler that
  * awaited its parameters and its rate charge did. It is why the app runs its
- * answer rules (src/http/rules/) around each handler rather than as
+ * answer rules (src/service/http/rules/) around each handler rather than as
  * middleware, and why a lookup that waits for nothing answers without a promise.
  *
  * Run: `deno bench bench/middleware_bench.ts`.

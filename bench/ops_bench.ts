@@ -17,10 +17,10 @@
  * @module
  */
 
-import { createServer } from "../src/server/server.ts";
-import { createServices } from "../src/server/services.ts";
-import { loadConfig } from "../src/config.ts";
-import { createApp, type ServiceSlot } from "../src/http/app.ts";
+import { createServer } from "../src/process/server/server.ts";
+import { createServices } from "../src/process/server/services.ts";
+import { loadConfig } from "../src/base/config.ts";
+import { createApp, type ServiceSlot } from "../src/service/http/app.ts";
 import { randomPublicAddresses } from "./_addresses.ts";
 
 const config = loadConfig({ ...Deno.env.toObject(), IPINTEL_AUTH: "off" });

@@ -9,9 +9,9 @@
  * @module
  */
 
-import { createServer } from "../src/server/server.ts";
-import { createServices, createSharedParts } from "../src/server/services.ts";
-import { loadConfig } from "../src/config.ts";
+import { createServer } from "../src/process/server/server.ts";
+import { createServices, createSharedParts } from "../src/process/server/services.ts";
+import { loadConfig } from "../src/base/config.ts";
 
 const config = loadConfig({ ...Deno.env.toObject(), IPINTEL_AUTH: "off" });
 const server = createServer({ config, writeLog: (text) => console.log(text.trimEnd()) });

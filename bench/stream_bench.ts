@@ -33,11 +33,11 @@ import {
 } from "./_serve.ts";
 import { Buffer } from "node:buffer";
 import { Reader } from "mmdb-lib";
-import { parseIp } from "../src/ip/parse.ts";
-import { reservedRangeName } from "../src/ip/reserved.ts";
+import { parseIp } from "../src/base/ip/parse.ts";
+import { reservedRangeName } from "../src/base/ip/reserved.ts";
 import { seededRandom } from "../tests/_random.ts";
 import { pythonWith } from "../tests/_python.ts";
-import { readManifest } from "../src/sources/manifest.ts";
+import { readManifest } from "../src/data/sources/manifest.ts";
 
 const LINES = envInt("BENCH_LINES", 1_000_000);
 const ROUNDS = envInt("BENCH_ROUNDS", 3);

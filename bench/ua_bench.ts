@@ -8,7 +8,7 @@
  * @module
  */
 
-import { createUserAgentParser } from "../src/ua/parse.ts";
+import { createUserAgentParser } from "../src/core/ua/parse.ts";
 
 const CHROME =
   "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36 ";

@@ -12,12 +12,12 @@
  * @module
  */
 
-import { startAccess } from "../src/server/access.ts";
-import { kvReadinessCheck } from "../src/server/kv.ts";
-import { FILE_CHECKS } from "../src/server/data_dir.ts";
-import { createServer } from "../src/server/server.ts";
-import { createServices } from "../src/server/services.ts";
-import { loadConfig } from "../src/config.ts";
+import { startAccess } from "../src/process/server/access.ts";
+import { kvReadinessCheck } from "../src/process/server/kv.ts";
+import { FILE_CHECKS } from "../src/process/server/data_dir.ts";
+import { createServer } from "../src/process/server/server.ts";
+import { createServices } from "../src/process/server/services.ts";
+import { loadConfig } from "../src/base/config.ts";
 
 const config = loadConfig(Deno.env.toObject(), {}, FILE_CHECKS);
 // IPINTEL_KV still wins when set (e.g. a KV Connect URL, or :memory: in a test).

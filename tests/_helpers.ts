@@ -1,13 +1,13 @@
 /** Shared test fixtures: small City and ASN databases written by our own MMDB writer. */
 
-import { createApp } from "../src/http/app.ts";
-import type { ForwardedHeader } from "../src/config.ts";
-import { createLookup, type Lookup } from "../src/lookup/lookup.ts";
-import { type MmdbValue, MmdbWriter, uint16 } from "../src/mmdb/writer/writer.ts";
-import { type DataSet, openDataSet } from "../src/sources/data_set.ts";
-import type { ManifestEntry } from "../src/sources/manifest.ts";
-import { writeManifest } from "../src/sources/manifest.ts";
-import { createUserAgentParser } from "../src/ua/parse.ts";
+import { createApp } from "../src/service/http/app.ts";
+import type { ForwardedHeader } from "../src/base/config.ts";
+import { createLookup, type Lookup } from "../src/core/lookup/lookup.ts";
+import { type MmdbValue, MmdbWriter, uint16 } from "../src/data/mmdb/writer/writer.ts";
+import { type DataSet, openDataSet } from "../src/data/sources/data_set.ts";
+import type { ManifestEntry } from "../src/data/sources/manifest.ts";
+import { writeManifest } from "../src/data/sources/manifest.ts";
+import { createUserAgentParser } from "../src/core/ua/parse.ts";
 
 /** A fixed instant: 2026-07-01T12:00:00Z (northern summer, so DST is active in Europe). */
 export const FIXED_NOW = new Date("2026-07-01T12:00:00Z");

@@ -1,7 +1,7 @@
 /** The result layout the tests hold responses against, derived from its one definition. */
 
 import assert from "node:assert/strict";
-import { isLayoutLeaf, type LayoutGroup, RESULT_LAYOUT } from "../src/types.ts";
+import { isLayoutLeaf, type LayoutGroup, RESULT_LAYOUT } from "../src/base/types.ts";
 
 /** Every key of the response layout, in order; `null` marks a leaf. */
 export type KeyLayout = { [key: string]: KeyLayout | null };
@@ -14,7 +14,7 @@ function keysOf(group: LayoutGroup): KeyLayout {
   return out;
 }
 
-/** The layout of `data` (src/types.ts, RESULT_LAYOUT); the served OpenAPI is checked against it. */
+/** The layout of `data` (src/base/types.ts, RESULT_LAYOUT); the served OpenAPI is checked against it. */
 export const SPEC_LAYOUT: KeyLayout = keysOf(RESULT_LAYOUT);
 
 /** Asserts `value` has exactly the keys of `layout`, in order, at every level. */

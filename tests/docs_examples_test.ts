@@ -14,9 +14,9 @@
  */
 
 import assert from "node:assert/strict";
-import { createApp } from "../src/http/app.ts";
-import { openDataSet } from "../src/sources/data_set.ts";
-import type { DataSet } from "../src/sources/data_set.ts";
+import { createApp } from "../src/service/http/app.ts";
+import { openDataSet } from "../src/data/sources/data_set.ts";
+import type { DataSet } from "../src/data/sources/data_set.ts";
 import { DEFAULT_DATA_DIR, defaultDataFile, fixtureLookup, peer } from "./_helpers.ts";
 import { ignoredName } from "./_skip.ts";
 

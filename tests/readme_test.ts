@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { OPTIONS } from "../src/config.ts";
+import { OPTIONS } from "../src/base/config.ts";
 
 // The README is the user's manual: its configuration table must list every setting.
 

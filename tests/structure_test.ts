@@ -5,7 +5,7 @@
  *   from the layers below its own, never from a peer of its layer or above;
  * - no files import each other in a circle;
  * - the server's static import graph (what `ipintel serve` and the HTTP layer
- *   load) holds no part of the data builder: not src/update/, not the MMDB
+ *   load) holds no part of the data builder: not src/data/update/, not the MMDB
  *   writer. The builder is imported dynamically, only when the server builds
  *   or updates data.
  */
@@ -49,36 +49,52 @@ async function staticImports(entry: string): Promise<Set<string>> {
 }
 
 Deno.test("the server does not import the data builder or the MMDB writer", async () => {
-  assert.ok((await staticImports("src/cli/serve.ts")).has("src/mmdb/reader.ts"));
-  for (const entry of ["src/cli/serve.ts", "src/http/app.ts", "src/server/server.ts"]) {
+  assert.ok((await staticImports("src/process/cli/serve.ts")).has("src/data/mmdb/reader.ts"));
+  for (
+    const entry of [
+      "src/process/cli/serve.ts",
+      "src/service/http/app.ts",
+      "src/process/server/server.ts",
+    ]
+  ) {
     const reached = await staticImports(entry);
-    assert.ok(reached.has("src/http/request_target.ts"), `${entry}: the graph was not read`);
+    assert.ok(
+      reached.has("src/service/http/request_target.ts"),
+      `${entry}: the graph was not read`,
+    );
     const builder = [...reached].filter((p) =>
-      p.startsWith("src/update/") || p.startsWith("src/mmdb/writer/")
+      p.startsWith("src/data/update/") || p.startsWith("src/data/mmdb/writer/")
     );
     assert.deepEqual(builder, [], `${entry} imports the builder`);
   }
 });
 
 /**
- * The layers of src/, top first: each names the folders (and top-level files)
- * it holds. A part imports only parts of lower layers (and its own files).
+ * The layers of src/, top first: each is a folder of src/ with a README.md
+ * saying what it holds and what it may import, and holds parts (folders, or
+ * files at its top) in sub-layers, top first. A part imports only its own
+ * files, the parts of a lower sub-layer of its layer, and any lower layer.
  */
-const LAYERS: readonly (readonly string[])[] = [
-  ["cli"], // the commands: parse the command line, run the server or a job
-  ["server"], // the running server's wiring: instance, workers, reload, KV, access, shutdown
-  ["ops"], // what observes the HTTP app: instrument, metrics per route, access log, readiness
-  ["http"], // the Hono app: the route table, its middleware and the routes
-  ["compat", "bulk", "policy"], // the compatible shapes; streamed bulk; the forward-auth policy
-  ["lookup", "asn"], // one address's answer from the data set; an AS's networks (the ASN view)
-  ["update", "enrich"], // the data builder; country, currency, time zone facts
-  ["sources"], // the data directory: manifest, sources file, verified data set
-  ["history"], // the security lists' kept history: first/last seen, the lists at a past time
-  ["risk", "access"], // security flags from the lists; API keys and rate limits
-  ["mmdb"], // MaxMind DB reading and writing, the record layouts
-  ["config.ts", "ua", "format"], // settings; user-agent parsing; output formats
-  ["ip", "cache", "store", "web"], // addresses and CIDRs; LRU; KV stores; the browser page
-  ["errors.ts", "types.ts", "shared_part.ts", "sleep.ts"], // errors, result shapes, frozen parts, waits
+const LAYERS: readonly { folder: string; parts: readonly (readonly string[])[] }[] = [
+  { folder: "process", parts: [["cli"], ["server"]] },
+  {
+    folder: "service",
+    parts: [["ops"], ["http"], ["compat", "bulk", "policy"], ["access", "web"]],
+  },
+  { folder: "core", parts: [["lookup", "asn"], ["place", "ua", "format"]] },
+  {
+    folder: "data",
+    parts: [["update"], ["sources"], ["history"], ["risk"], ["mmdb", "store"]],
+  },
+  {
+    folder: "base",
+    parts: [["config.ts"], ["ip", "cache"], [
+      "errors.ts",
+      "types.ts",
+      "shared_part.ts",
+      "sleep.ts",
+    ]],
+  },
 ];
 
 const SRC = new URL("../src/", import.meta.url);
@@ -132,20 +148,54 @@ async function sourceGraph(): Promise<Map<string, Set<string>>> {
   }
 }
 
-/** The part of src/ a file belongs to: its folder under src/, or itself at the top. */
-const partOf = (file: string) => file.split("/")[1]!;
+/** A file's place: its layer's index, and its part's sub-layer within that layer. */
+function placeOf(file: string): { layer: number; sublayer: number; part: string } | null {
+  const [, folder, part] = file.split("/");
+  const layer = LAYERS.findIndex((l) => l.folder === folder);
+  if (layer === -1 || part === undefined) return null;
+  const sublayer = LAYERS[layer]!.parts.findIndex((parts) => parts.includes(part));
+  return sublayer === -1 ? null : { layer, sublayer, part: `${folder}/${part}` };
+}
+
+Deno.test("src/ holds exactly the layers, each with its parts and a README saying what it may import", async () => {
+  const entries = async (url: URL) => {
+    const names: string[] = [];
+    for await (const entry of Deno.readDir(url)) names.push(entry.name);
+    return names.sort();
+  };
+  assert.deepEqual(await entries(SRC), LAYERS.map((l) => l.folder).sort());
+  for (const [index, { folder, parts }] of LAYERS.entries()) {
+    const dir = new URL(`${folder}/`, SRC);
+    assert.deepEqual(await entries(dir), [...parts.flat(), "README.md"].sort(), `src/${folder}/`);
+    const readme = await Deno.readTextFile(new URL("README.md", dir));
+    const below = LAYERS.slice(index + 1).map((l) => `\`${l.folder}\``).join(", ");
+    const allowed = below === "" ? "May import: nothing outside `base`." : `May import: ${below}.`;
+    assert.ok(readme.includes(allowed), `src/${folder}/README.md should say "${allowed}"`);
+    for (const part of parts.flat()) {
+      assert.ok(
+        readme.includes(`| \`${part}${part.endsWith(".ts") ? "" : "/"}\` |`),
+        `${folder}/${part}`,
+      );
+    }
+  }
+});
 
 Deno.test("every import runs down the layers of src/", async () => {
   const graph = await sourceGraph();
-  assert.ok(graph.get("src/cli/serve.ts")?.has("src/server/instance.ts"), "the graph was not read");
-  const layerOf = new Map(LAYERS.flatMap((parts, layer) => parts.map((part) => [part, layer])));
-  const unplaced = [...new Set([...graph.keys()].map(partOf))].filter((p) => !layerOf.has(p));
-  assert.deepEqual(unplaced, [], "src/ parts in no layer: place them in LAYERS");
+  assert.ok(
+    graph.get("src/process/cli/serve.ts")?.has("src/process/server/instance.ts"),
+    "the graph was not read",
+  );
+  const unplaced = [...graph.keys()].filter((file) => placeOf(file) === null);
+  assert.deepEqual(unplaced, [], "src/ files in no layer: place their part in LAYERS");
   const upward: string[] = [];
   for (const [from, imports] of graph) {
+    const a = placeOf(from)!;
     for (const to of imports) {
-      if (partOf(from) === partOf(to)) continue;
-      if (layerOf.get(partOf(to))! <= layerOf.get(partOf(from))!) upward.push(`${from} -> ${to}`);
+      const b = placeOf(to)!;
+      if (a.part === b.part || b.layer > a.layer) continue;
+      if (b.layer === a.layer && b.sublayer > a.sublayer) continue;
+      upward.push(`${from} -> ${to}`);
     }
   }
   assert.deepEqual(upward, [], "imports that run up the layers (or across one)");
@@ -171,8 +221,8 @@ Deno.test("no files of src/ import each other in a circle", async () => {
   assert.deepEqual(circles, []);
 });
 
-Deno.test("the Deno Deploy entry uses src/server/, never the commands of src/cli/", async () => {
+Deno.test("the Deno Deploy entry uses src/process/server/, never the commands of src/process/cli/", async () => {
   const reached = await staticImports("deploy/deno_deploy.ts");
-  assert.ok(reached.has("src/server/server.ts"), "the graph was not read");
-  assert.deepEqual([...reached].filter((p) => p.startsWith("src/cli/")), []);
+  assert.ok(reached.has("src/process/server/server.ts"), "the graph was not read");
+  assert.deepEqual([...reached].filter((p) => p.startsWith("src/process/cli/")), []);
 });

@@ -5,7 +5,7 @@
  */
 
 import { createHash } from "node:crypto";
-import { MmdbWriter } from "../../src/mmdb/writer/writer.ts";
+import { MmdbWriter } from "../../src/data/mmdb/writer/writer.ts";
 export { runCli, spawnCli } from "../_cli.ts";
 
 async function tgz(files: Record<string, Uint8Array | string>): Promise<Uint8Array> {

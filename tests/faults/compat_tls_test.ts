@@ -5,8 +5,8 @@
  */
 
 import assert from "node:assert/strict";
-import { TLS_POLL_MS } from "../../src/server/tls.ts";
-import { makeCertificates, trustingFetch } from "../compat/_tls.ts";
+import { TLS_POLL_MS } from "../../src/process/server/tls.ts";
+import { makeCertificates, trustingFetch } from "../service/compat/_tls.ts";
 import { DEFAULT_DATA_DIR } from "../_helpers.ts";
 import { startServe, waitFor } from "../_serve_process.ts";
 

@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { runCli } from "../_cli.ts";
-import { startFeedServer, writeBaseDataDir } from "../update/_feed_server.ts";
+import { startFeedServer, writeBaseDataDir } from "../data/update/_feed_server.ts";
 
 const FIXTURES = new URL("../fixtures/feeds/", import.meta.url).pathname;
 
@@ -67,7 +67,7 @@ Deno.test("a DROP file cut short is refused by name; a whole one installs and ex
       network: "1.10.16.0/20",
       dataDate: "2026-07-23T09:14:02.000Z",
     });
-    // Installed by the second update, the latest: first and last seen then (src/history).
+    // Installed by the second update, the latest: first and last seen then (src/data/history).
     assert.match(firstSeen, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/);
     assert.equal(lastSeen, firstSeen);
     assert.equal(dropped.risk.reason, "high: on a threat list (drop)");

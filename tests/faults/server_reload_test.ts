@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { writeFixtureDataDir } from "../_helpers.ts";
 import { fetchFresh, startServe, waitFor } from "../_serve_process.ts";
-import { readManifest, writeManifest } from "../../src/sources/manifest.ts";
+import { readManifest, writeManifest } from "../../src/data/sources/manifest.ts";
 import { startLoad } from "./_server_load.ts";
 
 const ROUNDS = 20;

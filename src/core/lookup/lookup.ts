@@ -1,0 +1,352 @@
+/** The lookup core: one address in, the full `data` object out. No HTTP, no KV, no formatting. */
+
+import type { CountryEnrichment } from "../place/enricher.ts";
+import { createEnrichment, type Enrichment } from "../place/warm.ts";
+import {
+  BadRequestError,
+  capInput,
+  invalidIpMessage,
+  NotFoundError,
+  quoteInput,
+  STATUS_BY_CODE,
+} from "../../base/errors.ts";
+import { type ParsedIp, parseIp, parseIpOrReason } from "../../base/ip/parse.ts";
+import { reservedRangeName } from "../../base/ip/reserved.ts";
+import { formatNetwork } from "../../base/ip/cidr.ts";
+import { type RiskSignals, type RiskSource, securityOf } from "../../data/risk/security.ts";
+import type { DataSet } from "../../data/sources/data_set.ts";
+import type { CityRecord } from "../../data/mmdb/records.ts";
+import type {
+  BulkItem,
+  Currency,
+  FailedItem,
+  Flag,
+  GeoLocation,
+  LookupResult,
+  Security,
+  UserAgent,
+} from "../../base/types.ts";
+import { createConnectionOf, NO_CONNECTION } from "./connection.ts";
+import { effectiveCountry, toGeoLocation } from "./geo.ts";
+import { createOverride } from "./override.ts";
+import { createAsOf, securityAsOf } from "./as_of.ts";
+import { createMatchedNetworks } from "./matched_networks.ts";
+import { sharedPart } from "../../base/shared_part.ts";
+
+export interface LookupDeps {
+  data: DataSet;
+  /** The clock; tests pass a fixed one. */
+  now: () => Date;
+  parseUserAgent: (ua: string | null | undefined) => UserAgent;
+  /** Overrides the data set's security sources (tests). */
+  risk?: RiskSource;
+  /** Country and time-zone caches; share warmed ones across lookups (see createEnrichment). */
+  enrichment?: Enrichment;
+}
+
+export interface LookupOptions {
+  /** The user-agent string to parse; attached per call, never cached with the address. */
+  userAgent?: string | null;
+  /**
+   * A language the City database carries, or a tag that falls back to one (`de-DE` → `de`,
+   * `zh` → `zh-CN`, `pt` → `pt-BR`); names it lacks fall back to English.
+   */
+  lang?: string | null;
+  /** The `get` selection: the opt-in `risk` and `network` are computed only when it names them. */
+  selection?: { readonly risk: boolean; readonly network?: boolean } | null;
+  /** Answer `security` and `risk` from the lists as they stood at this time (src/data/history). */
+  at?: Date | null;
+}
+
+/** What one City record yields, computed once per record and language. */
+interface PlaceFacts {
+  /** The language it was made in. */
+  lang: string;
+  geoLocation: GeoLocation;
+  timeZone: string | null;
+  flag: Flag;
+  currency: Currency;
+}
+
+/** Looks up an address given as text; throws InvalidIpError, NotFoundError or BadRequestError (lang). */
+export interface Lookup {
+  (ipText: string, options?: LookupOptions): LookupResult;
+  /**
+   * The same lookup, with what the result was made from: what the compatible
+   * APIs (src/service/compat) render in their own shapes. Throws as the lookup does.
+   */
+  detail(ipText: string, options?: LookupOptions): LookupDetail;
+  /**
+   * The same lookup as a bulk item: an invalid address or one without data is
+   * the failed item in place (what src/service/bulk/stream.ts's lookupItem makes of
+   * the error), without an Error made and thrown: a log of many unknown
+   * addresses pays for no stack traces. Other errors are thrown as by the lookup.
+   */
+  item?(ipText: string, options?: LookupOptions): BulkItem;
+}
+
+/** One lookup's result and the parts of its sources that the result's layout folds away. */
+export interface LookupDetail {
+  readonly result: LookupResult;
+  /** The City record as the database holds it (names in every language); shared, never mutate. */
+  readonly city: CityRecord | null;
+  /**
+   * The network the answer holds for (`8.8.8.0/24`): the most specific of the
+   * matched networks of the City and network databases that know the address.
+   */
+  readonly network: string;
+  /** What the security sources say, hosting included (`security` folds it into isThreat). */
+  readonly signals: RiskSignals;
+}
+
+/** Where lookupParsed leaves the records it read, when a caller wants them. */
+interface Seen {
+  city: CityRecord | null;
+  signals: RiskSignals;
+}
+
+const EMPTY_FLAG: Flag = sharedPart({ flag_Icon: null, flag_unicode: null });
+const EMPTY_CURRENCY: Currency = sharedPart({
+  code: null,
+  symbol: null,
+  name: null,
+  name_plural: null,
+  hex_unicode: null,
+});
+
+/**
+ * Creates the lookup function over a data set. Derived facts are cached:
+ * decoded records by data offset (in the reader), places per decoded record
+ * and language, connections per ASN record, country facts per country, time
+ * zone facts per zone and minute.
+ */
+export function createLookup(deps: LookupDeps): Lookup {
+  const { data, now, parseUserAgent } = deps;
+  const risk = deps.risk ?? data.risk;
+  const connectionOf = createConnectionOf(data);
+  const { countries: countryFacts, timeZones: timeZoneInfo } = deps.enrichment ??
+    createEnrichment();
+  const languages = data.city?.metadata.languages.length ? data.city.metadata.languages : ["en"];
+  const resolveLang = createLanguageResolver(languages);
+  // Places in the other languages: per language, keyed by the decoded record object, which
+  // the reader's offset cache shares: entries live exactly as long as the cached record does.
+  // The language's map is looked up once per call (usually the last one used).
+  const places = new Map<string, WeakMap<CityRecord, PlaceFacts>>();
+  let lastLang = "";
+  let lastPlaces = new WeakMap<CityRecord, PlaceFacts>();
+  // The place a decoded record yields in the first language it was asked in is kept on the
+  // record itself, under this lookup's own hidden key (not enumerable, living as long as the
+  // cached record): a WeakMap lookup per address was 4% of a long `lookup -`.
+  const PLACE = Symbol("place");
+  type WithPlace = CityRecord & { [PLACE]?: PlaceFacts };
+  const overridden = data.location ? createOverride(languages) : null;
+  const asOf = createAsOf(data, now);
+  const matchedNetworks = createMatchedNetworks(data, risk);
+
+  // A country's flag and currency, one shared part each per country and language, so
+  // their text is written once for all the places of the country (not once per record).
+  const countryParts = new Map<string, { flag: Flag; currency: Currency }>();
+  const partsOf = (code: string | null, lang: string, facts: CountryEnrichment) => {
+    if (code === null) {
+      return { flag: sharedPart(facts.flag), currency: sharedPart(facts.currency) };
+    }
+    const key = `${code} ${lang}`;
+    let parts = countryParts.get(key);
+    if (!parts) {
+      parts = { flag: sharedPart(facts.flag), currency: sharedPart(facts.currency) };
+      // Bounded by the codes the enricher accepts ([A-Z]{2}) times the languages served.
+      if (countryParts.size < COUNTRY_PARTS_LIMIT) countryParts.set(key, parts);
+    }
+    return parts;
+  };
+
+  const placeOf = (record: CityRecord, lang: string): PlaceFacts => {
+    const kept = (record as WithPlace)[PLACE];
+    if (kept !== undefined && kept.lang === lang) return kept;
+    if (lang !== lastLang) {
+      let byRecord = places.get(lang);
+      if (!byRecord) places.set(lang, byRecord = new WeakMap());
+      lastLang = lang;
+      lastPlaces = byRecord;
+    }
+    const byRecord = lastPlaces;
+    let place = byRecord.get(record);
+    if (!place) {
+      const code = effectiveCountry(record)?.iso_code ?? null;
+      const facts = countryFacts(code, lang);
+      const { flag, currency } = partsOf(code, lang, facts);
+      place = Object.freeze({
+        lang,
+        geoLocation: sharedPart(toGeoLocation(record, lang, facts)),
+        // A record without a zone (1.1.1.1: registered country only) takes the country's sole zone.
+        timeZone: record.location?.time_zone ?? facts.timeZone,
+        flag,
+        currency,
+      });
+      if (kept === undefined && Object.isExtensible(record)) {
+        Object.defineProperty(record, PLACE, { value: place }); // hidden: not enumerable
+      } else byRecord.set(record, place);
+    }
+    return place;
+  };
+
+  const lookupParsed = (ip: ParsedIp, options: LookupOptions, seen?: Seen): LookupResult => {
+    const result = lookupOrMiss(ip, options, seen);
+    if (result === null) throw new NotFoundError(ip.address, reservedRangeName(ip));
+    return result;
+  };
+
+  let lastSignals: RiskSignals | null = null;
+  let lastSecurity: Security | null = null;
+
+  /** The result, or null when no source knows the address. */
+  const lookupOrMiss = (ip: ParsedIp, options: LookupOptions, seen?: Seen): LookupResult | null => {
+    const lang = resolveLang(options.lang);
+    let cityRecord = data.city?.getBytes(ip.bytes) ?? null;
+    // The operator's geofeed, most specific entry first, wins over the City database.
+    const own = data.location?.matches(ip, null)[0];
+    if (own) cityRecord = overridden!(own, cityRecord);
+    const connection = connectionOf(ip);
+    // Security feeds alone do not make an address found (FireHOL lists every bogon);
+    // the operator's geofeed does.
+    if (!cityRecord && connection === NO_CONNECTION) return null;
+    const place = cityRecord ? placeOf(cityRecord, lang) : null;
+    const past = options.at ? asOf(options.at) : null;
+    const signals = (past?.risk ?? risk).signals(ip, connection.asn_number);
+    // Without feeds every address has the same signals object: its verdict is kept.
+    if (signals !== lastSignals) {
+      lastSignals = signals;
+      lastSecurity = securityOf(signals);
+    }
+    if (seen) {
+      seen.city = cityRecord;
+      seen.signals = signals;
+    }
+    const result: LookupResult = {
+      ip: ip.address,
+      geoLocation: place?.geoLocation ?? NO_GEOLOCATION,
+      timezone: timeZoneInfo(place?.timeZone ?? null, now()),
+      flag: place?.flag ?? EMPTY_FLAG,
+      currency: place?.currency ?? EMPTY_CURRENCY,
+      connection,
+      userAgent: parseUserAgent(options.userAgent),
+      security: past ? securityAsOf(lastSecurity!, past.asOf) : lastSecurity!,
+    };
+    if (options.selection?.risk) {
+      result.risk = (past?.risk ?? risk).explain(ip, connection.asn_number);
+    }
+    if (options.selection?.network) result.network = matchedNetworks(ip, connection.asn_number);
+    return result;
+  };
+
+  const networkDatabases = [data.city, data.asn, data.isp, data.domain, data.connectionType]
+    .filter((db) => db !== null);
+  /** The most specific matched network: within it, no database's answer changes. */
+  const networkOf = (ip: ParsedIp): string => {
+    let prefix = 0;
+    for (const db of networkDatabases) {
+      if (db.getBytes(ip.bytes) !== null) prefix = Math.max(prefix, db.prefixLength(ip.bytes));
+    }
+    return formatNetwork(ip, prefix);
+  };
+
+  const lookup: Lookup = (ipText, options = {}) => lookupParsed(parseIp(ipText), options);
+  lookup.item = (ipText, options = {}) => {
+    const ip = parseIpOrReason(ipText);
+    if (typeof ip === "string") return invalidItem(ipText, ip);
+    return lookupOrMiss(ip, options) ?? notFoundItem(ipText, ip);
+  };
+  lookup.detail = (ipText, options = {}) => {
+    const ip = parseIp(ipText);
+    const seen: Seen = { city: null, signals: NO_SIGNALS };
+    const result = lookupParsed(ip, options, seen);
+    return { result, city: seen.city, network: networkOf(ip), signals: seen.signals };
+  };
+  return lookup;
+}
+
+/** The item of a line that is no address: InvalidIpError's status and message, without the error. */
+function invalidItem(input: string, reason: string): FailedItem {
+  return {
+    ip: capInput(input),
+    error: { status: STATUS_BY_CODE.invalid_ip, message: invalidIpMessage(input, reason) },
+  };
+}
+
+/**
+ * The item of an address no source knows: NotFoundError's message, written
+ * here without making the error (tests/service/bulk/lookup_item_test.ts holds the two equal).
+ */
+function notFoundItem(input: string, ip: ParsedIp): FailedItem {
+  const range = reservedRangeName(ip);
+  const base = `No data for IP address ${quoteInput(ip.address)}`;
+  return {
+    ip: capInput(input),
+    error: {
+      status: STATUS_BY_CODE.not_found,
+      message: range ? `${base}: it is in a ${range} range` : base,
+    },
+  };
+}
+
+const NO_SIGNALS: RiskSignals = Object.freeze({
+  tor: null,
+  vpn: null,
+  blocklisted: null,
+  hosting: null,
+});
+
+/**
+ * Maps a requested `lang` onto one of `languages` (the City database's). The value must be
+ * a language tag (BCP 47, as `Intl.getCanonicalLocales` reads it: `de`, `pt-BR`,
+ * `zh-Hant-TW`; not `en-`, `de_AT` or an Accept-Language list). Case-insensitively, the
+ * exact tag, else the first language with the same primary subtag (`de-DE` → `de`,
+ * `zh` or `zh-TW` → `zh-CN`, `pt` → `pt-BR`). Anything else is a BadRequestError naming
+ * the value (capped). Resolutions are remembered (bounded).
+ */
+export function createLanguageResolver(
+  languages: readonly string[],
+): (lang: string | null | undefined) => string {
+  const exact = new Map(languages.map((l) => [l.toLowerCase(), l]));
+  const byPrimary = new Map<string, string>();
+  for (const l of languages) {
+    const primary = l.toLowerCase().split("-")[0]!;
+    if (!byPrimary.has(primary)) byPrimary.set(primary, l);
+  }
+  const resolve = (lang: string): string => {
+    let tag: string;
+    try {
+      tag = Intl.getCanonicalLocales(lang)[0]!.toLowerCase();
+    } catch {
+      throw new BadRequestError(
+        `Invalid lang ${quoteInput(lang)}: expected one language tag such as de or pt-BR`,
+      );
+    }
+    const found = exact.get(tag) ?? byPrimary.get(tag.split("-")[0]!);
+    if (found === undefined) {
+      throw new BadRequestError(
+        `Unsupported lang ${quoteInput(lang)}: the City database carries ${languages.join(", ")}`,
+      );
+    }
+    return found;
+  };
+  const resolved = new Map<string, string>();
+  return (lang) => {
+    if (!lang) return "en";
+    let found = resolved.get(lang);
+    if (found === undefined) {
+      found = resolve(lang);
+      if (resolved.size >= RESOLVED_LIMIT) resolved.clear();
+      resolved.set(lang, found);
+    }
+    return found;
+  };
+}
+
+/** Bound of the shared flag and currency parts kept per country and language. */
+const COUNTRY_PARTS_LIMIT = 4096;
+
+/** Bound of the remembered `lang` resolutions (cleared when full). */
+const RESOLVED_LIMIT = 256;
+
+const NO_GEOLOCATION: GeoLocation = sharedPart(toGeoLocation(null, "en", null));

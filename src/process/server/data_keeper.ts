@@ -1,0 +1,134 @@
+/**
+ * The server's background data work, never in the way of serving:
+ * - a configured database missing from the data directory (an interrupted
+ *   first build, a source added to the sources file) is built at start;
+ * - a data directory without its feeds gets them right after the server
+ *   listens, and every source is updated each IPINTEL_UPDATE_INTERVAL
+ *   (daily by default; `off` turns both off);
+ * - a run that fails (offline, a publisher down) is retried with back-off:
+ *   1 min, doubling, never later than the next scheduled run (so a closed
+ *   network costs a few retries, then one attempt per interval);
+ * - a data directory this process cannot write is said once (and shown in
+ *   the status): the server serves what is installed and looks again at the
+ *   next scheduled run, without retrying in between.
+ * New data reaches the server through the manifest watch (hot reload); failures
+ * are in the manifest, so /status says which source failed and why.
+ */
+
+import type { Config } from "../../base/config.ts";
+import type { DataSet } from "../../data/sources/data_set.ts";
+import { DATABASE_KINDS } from "../../data/sources/manifest.ts";
+import { sleep as realSleep } from "../../base/sleep.ts";
+import { dataDirWriteProblem } from "./data_dir.ts";
+
+/** What the keeper runs: `data` (missing databases) and `data update` (every source). */
+export interface DataJobs {
+  /** Exit code: 0 when every source is installed. */
+  buildMissing(signal: AbortSignal): Promise<number>;
+  updateAll(signal: AbortSignal): Promise<number>;
+}
+
+/** The keeper's state, for /status (it changes as the keeper runs). */
+export interface DataKeeperStatus {
+  /**
+   * Why the data directory cannot be written (e.g. "the data directory
+   * /srv/data is read-only: …"), or null. The server still serves the data
+   * it has; updates wait until this clears.
+   */
+  readOnly: string | null;
+  /** An update or build is running now. */
+  updating: boolean;
+  /** ISO 8601 time of the next scheduled run; null when none is scheduled. */
+  nextRun: string | null;
+}
+
+export interface KeeperOptions {
+  log?: (line: string) => void;
+  /** Updated as the keeper runs; read by /status. */
+  status?: DataKeeperStatus;
+  /** Waits `ms` or until the signal aborts (tests pass a clock of their own). */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Why the data directory cannot be written, or null (default: a probe file). */
+  writeProblem?: (dataDir: string) => Promise<string | null>;
+  now?: () => number;
+}
+
+/** A status before the keeper runs. */
+export function newKeeperStatus(): DataKeeperStatus {
+  return { readOnly: null, updating: false, nextRun: null };
+}
+
+const FIRST_BACKOFF_S = 60;
+/** With the schedule off (only a missing database to complete), the longest back-off. */
+const LONGEST_BACKOFF_S = 3600;
+
+/** Runs until `signal` aborts; resolves once the run under way has stopped. */
+export async function keepData(
+  config: Config,
+  loaded: DataSet,
+  jobs: DataJobs,
+  signal: AbortSignal,
+  options: KeeperOptions = {},
+): Promise<void> {
+  const log = options.log ?? console.error;
+  const status = options.status ?? newKeeperStatus();
+  const sleep = options.sleep ?? realSleep;
+  const writeProblem = options.writeProblem ?? dataDirWriteProblem;
+  const now = options.now ?? Date.now;
+  const interval = config.updateInterval;
+  const isDatabase = (kind: string) => (DATABASE_KINDS as readonly string[]).includes(kind);
+  let missingDatabases = loaded.absent.some((s) => isDatabase(s.kind));
+  const missingFeeds = loaded.absent.some((s) => !isDatabase(s.kind));
+  // Work to do now: a database to complete, or (with updates on) feeds to fetch.
+  let due = missingDatabases || (interval > 0 && missingFeeds) ? 0 : interval;
+  let backoff = FIRST_BACKOFF_S;
+  while (!signal.aborted && (due > 0 || missingDatabases || interval > 0)) {
+    status.nextRun = new Date(now() + due * 1000).toISOString();
+    await sleep(due * 1000, signal);
+    if (signal.aborted) return;
+    const problem = await writeProblem(config.dataDir);
+    if (problem !== status.readOnly) {
+      // Said once when it starts, once when it ends: never a line per retry.
+      if (problem) {
+        log(
+          `update: ${problem}; serving the installed data${
+            interval > 0 ? `, looking again in ${interval} s (IPINTEL_UPDATE_INTERVAL)` : ""
+          }`,
+        );
+      } else log(`update: the data directory ${config.dataDir} can be written again`);
+      status.readOnly = problem;
+    }
+    if (problem) {
+      if (interval === 0) break; // nothing scheduled: nothing will make it writable for us
+      due = interval;
+      continue;
+    }
+    let ok = true;
+    status.updating = true;
+    try {
+      if (missingDatabases) {
+        log("data: completing the missing databases in the background");
+        ok = (await jobs.buildMissing(signal)) === 0;
+        missingDatabases = !ok;
+      }
+      if (ok && interval > 0) ok = (await jobs.updateAll(signal)) === 0;
+    } catch (error) {
+      if (signal.aborted) return;
+      ok = false;
+      log(`update: ${error instanceof Error ? error.message : error}`);
+    } finally {
+      status.updating = false;
+    }
+    if (ok) {
+      backoff = FIRST_BACKOFF_S;
+      due = interval;
+    } else {
+      // Doubling up to the interval: a closed network soon costs one attempt per interval.
+      due = interval > 0 ? Math.min(backoff, interval) : Math.min(backoff, LONGEST_BACKOFF_S);
+      log(`update: trying again in ${due} s`);
+      backoff *= 2;
+    }
+    if (due === 0) break; // updates off and nothing missing
+  }
+  status.nextRun = null;
+}

@@ -1,0 +1,42 @@
+/** Hot reload: a new manifest means a new, complete data set, swapped in whole or not at all. */
+
+import type { Config } from "../../base/config.ts";
+import { type ManifestWatch, watchManifest } from "../../data/sources/manifest_watch.ts";
+
+/** How a new set is opened, where it goes, and how each attempt is counted (the server's metrics). */
+export interface ReloadTarget<T> {
+  /** Opens and verifies the new set; throws when it is not usable. */
+  load(): Promise<T>;
+  /** Serves the set: resolves once every isolate serves it; throws (everything kept as it was) when it cannot. */
+  install(next: T): void | Promise<void>;
+  recordReload?(result: "success" | "failure"): void;
+}
+
+/**
+ * Watches the data directory; on a new manifest opens and verifies the new
+ * set, then installs it in one step (requests in flight finish on the set
+ * they started with), and says so once it is served everywhere. A set that
+ * fails to open or install is logged, counted and ignored: the previous one
+ * stays.
+ */
+export function startHotReload<T>(
+  config: Config,
+  target: ReloadTarget<T>,
+  log: (line: string) => void = (line) => console.error(line),
+  options: { pollMs?: number } = {},
+): ManifestWatch {
+  return watchManifest(config.dataDir, async () => {
+    try {
+      await target.install(await target.load());
+      target.recordReload?.("success");
+      log(`ipintel: new data loaded from ${config.dataDir}`);
+    } catch (error) {
+      target.recordReload?.("failure");
+      log(
+        `ipintel: new data in ${config.dataDir} not loaded, still serving the previous set: ${
+          error instanceof Error ? error.message : error
+        }`,
+      );
+    }
+  }, options);
+}

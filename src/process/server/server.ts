@@ -1,0 +1,137 @@
+/**
+ * The request handler a server runs, assembled once for `serve` and for the
+ * Deno Deploy entry point: the Hono app, with the instrumentation (metrics,
+ * request ids, access log) as its outermost answer rule.
+ */
+
+import type { AccessControl } from "../../service/access/access.ts";
+import { type Config, VERSION } from "../../base/config.ts";
+import { createApp, type ServiceSlot } from "../../service/http/app.ts";
+import { createClientAddressResolver } from "../../service/http/client_address.ts";
+import type { FetchHandler } from "../../service/http/env.ts";
+import { LineWriter } from "../../service/ops/access_log.ts";
+import { instrument } from "../../service/ops/instrument.ts";
+import { Metrics, type SharedCounts } from "../../service/ops/metrics.ts";
+import { createReadiness, type ReadinessCheck } from "../../service/ops/readiness.ts";
+import type { PolicyGate } from "../../service/policy/gate.ts";
+import { dataDirWriteProblem } from "./data_dir.ts";
+import type { Services } from "./services.ts";
+
+type ServerConfig =
+  & Pick<
+    Config,
+    | "bulkMax"
+    | "trustedProxies"
+    | "forwardedHeader"
+    | "corsOrigins"
+    | "metrics"
+    | "metricsToken"
+    | "log"
+    | "logFullIp"
+  >
+  & Partial<Pick<Config, "streamIdleTimeout" | "statusDetail">>;
+
+/** How long `/status` trusts its last look at whether the data directory can be written. */
+const DATA_DIR_CHECK_MS = 10_000;
+
+export interface ServerOptions {
+  config: ServerConfig;
+  access?: AccessControl;
+  /** What `/ready` checks besides the data (the KV answering, not shutting down). */
+  checks?: readonly ReadinessCheck[];
+  /** Where access log text goes (whole lines, batched). */
+  writeLog: (text: string) => void;
+  /** Longest a log line waits to be written (ms; default 100, 0: at once). */
+  logFlushMs?: number;
+  /** Where diagnostics go (5xx details, with the request id). */
+  writeError?: (text: string) => void;
+  /** Counts shared with the other workers of the server (absent: this isolate's own). */
+  sharedCounts?: SharedCounts;
+  /** The forward-auth gate (IPINTEL_POLICY): `GET /auth`, its counts in `/metrics`. */
+  policy?: PolicyGate | null;
+  /** The data directory updates install into, checked for `/status` (absent: none, as on Deploy). */
+  dataDir?: string;
+}
+
+export interface Server {
+  /** The outermost handler, for Deno.serve or the node:http server. */
+  handler: FetchHandler;
+  metrics: Metrics;
+  /**
+   * Starts serving a data set (the first one, or a reloaded one): lookups are
+   * counted, and the replaced set's cache counts are kept in the metrics.
+   */
+  install(next: Services): void;
+  /** Requests whose response is not made yet. */
+  inFlight(): number;
+  /** Resolves the next time no request is in flight (at once when none is). */
+  whenIdle(): Promise<void>;
+  /** Writes the access log lines still queued. */
+  flushLog(): void;
+}
+
+/** Builds the handler; bad configuration throws here, at start-up. */
+export function createServer(options: ServerOptions): Server {
+  const { config } = options;
+  const services: ServiceSlot = { current: null };
+  const metrics = new Metrics({
+    dataSet: () => services.current?.data ?? null,
+    version: VERSION,
+    shared: options.sharedCounts,
+  });
+  const writeError = options.writeError ?? ((text) => console.error(text));
+  const log = new LineWriter(options.writeLog, { flushMs: options.logFlushMs });
+  // 5xx details name the request id the access log line has.
+  const logError = (error: unknown, id?: string) => {
+    const detail = error instanceof Error ? error.stack ?? error.message : String(error);
+    writeError(`ipintel: internal error${id ? ` in request ${id}` : ""}: ${detail}`);
+  };
+  const instrumentation = instrument({
+    metrics: config.metrics ? metrics : null,
+    log: config.log,
+    logFullIp: config.logFullIp,
+    writeLine: (line) => log.add(line),
+    clientAddress: createClientAddressResolver(config),
+  });
+  const app = createApp({
+    services,
+    config,
+    access: options.access,
+    logError,
+    ready: createReadiness(options.checks ?? []),
+    metrics: config.metrics
+      ? {
+        render: () => metrics.render() + (options.policy?.counter.render() ?? ""),
+        token: config.metricsToken,
+      }
+      : undefined,
+    instrumentation,
+    policy: options.policy,
+    dataDirectory: options.dataDir === undefined
+      ? undefined
+      : remembered(DATA_DIR_CHECK_MS, () => dataDirWriteProblem(options.dataDir!)),
+  });
+  return {
+    handler: app.fetch,
+    metrics,
+    install(next) {
+      const previous = services.current;
+      const lookup = config.metrics ? metrics.countLookups(next.lookup) : next.lookup;
+      services.current = { data: next.data, lookup };
+      metrics.retireDataSet(previous?.data ?? null);
+    },
+    inFlight: instrumentation.inFlight,
+    whenIdle: instrumentation.whenIdle,
+    flushLog: () => log.flush(),
+  };
+}
+
+/** `check`'s last answer, asked again once it is older than `ms`. */
+function remembered<T>(ms: number, check: () => Promise<T>): () => Promise<T> {
+  let last: { at: number; answer: Promise<T> } | null = null;
+  return () => {
+    const now = Date.now();
+    if (last === null || now - last.at > ms) last = { at: now, answer: check() };
+    return last.answer;
+  };
+}

@@ -1,0 +1,56 @@
+/** The Hono environment of the app: what both servers pass, and what middleware hands on. */
+
+import type { Context } from "hono";
+import type { Caller } from "../access/access.ts";
+import type { RateDecision } from "../access/rate_limiter.ts";
+import type { ServiceSlot } from "./service_slot.ts";
+import { CONTENT_TYPES, type OutputFormat } from "../../core/format/render.ts";
+
+/** What both servers pass beside the request: the TCP peer, and node:http's GET body. */
+export interface ServeEnv {
+  remoteAddr?: Deno.NetAddr;
+  getBody?: ReadableStream<Uint8Array> | null;
+}
+
+export interface AppEnv {
+  /** `c.env`: undefined for an in-process `app.request` without one. */
+  Bindings: ServeEnv | undefined;
+  Variables: {
+    /** The caller a key middleware identified (null: access control is off). */
+    caller: Caller | null;
+    /** The last rate decision charged: its RateLimit headers go on the answer. */
+    rate: RateDecision | null;
+    /** The route table entry whose path a request no handler took belongs to (its 405). */
+    family: number;
+    /** When the request arrived (performance.now()), for its duration in metrics and logs. */
+    startedAt: number;
+    /** Set by hono/request-id while the access log is on. */
+    requestId: string;
+    /** The data set that answers this request, pinned when it arrives (null: still loading). */
+    served: ServiceSlot["current"];
+  };
+}
+
+export type AppContext = Context<AppEnv>;
+
+/** The handler both servers run (Deno.serve's and node_server's signature). */
+export type FetchHandler = (request: Request, env?: ServeEnv) => Response | Promise<Response>;
+
+/** The constant headers of a body in each format (frozen: shared by every answer). */
+export const FORMAT_HEADERS: Readonly<Record<OutputFormat, Record<string, string>>> = {
+  json: Object.freeze({ "content-type": CONTENT_TYPES.json }),
+  xml: Object.freeze({ "content-type": CONTENT_TYPES.xml }),
+  csv: Object.freeze({ "content-type": CONTENT_TYPES.csv }),
+};
+
+/** The TCP peer's address; throws when the server did not give one. */
+export function peerAddress(c: AppContext): string {
+  const peer = c.env?.remoteAddr?.hostname;
+  if (!peer) throw new Error("The server did not provide the peer address");
+  return peer;
+}
+
+/** The request body: the Fetch body, or a GET body the node:http server kept. */
+export function bodyStream(c: AppContext): ReadableStream<Uint8Array> | null {
+  return c.req.raw.body ?? c.env?.getBody ?? null;
+}

@@ -1,0 +1,138 @@
+/**
+ * The request as the client sent it: method, Host and request target.
+ *
+ * Deno.serve builds `request.url` by concatenating "http://", the Host header
+ * and the target, unchecked: `Host: x/ip/1.1.1.1?` turns `GET /health` into
+ * `http://x/ip/1.1.1.1?/health`, which a router reads as `/ip/1.1.1.1`. So the
+ * Host header is validated before anything routes or reads the query, and the
+ * target is recovered from the URL without trusting the Host part.
+ */
+
+import {
+  AppError,
+  BadRequestError,
+  MethodNotAllowedError,
+  quoteInput,
+  STATUS_BY_CODE,
+} from "../../base/errors.ts";
+import { type OutputFormat, parseFormat, renderError } from "../../core/format/mod.ts";
+import { SERVED_METHODS } from "./routes.ts";
+
+// RFC 9110 7.2 Host = uri-host [":" port], narrowed to what a client of this
+// API sends: a DNS name or IPv4 address, or a bracketed IPv6 literal.
+// Percent-encoding, userinfo (`@`), spaces and delimiters are refused.
+const HOST = /^(?:[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
+
+/** The last Host found valid: a server sees the same few over and over. */
+let lastValidHost = "";
+
+/** True for a missing Host (HTTP/1.0, in-process requests) or a well-formed one. */
+function isValidHost(host: string | null): boolean {
+  if (host === null || host === "" || host === lastValidHost) return true;
+  const match = HOST.exec(host);
+  const valid = match !== null && (match[1] === undefined || Number(match[1]) <= 65535);
+  if (valid) lastValidHost = host;
+  return valid;
+}
+
+/**
+ * The request target (path and query) as sent. The URL is
+ * `scheme://authority target`; when the authority is the Host header, it is cut
+ * off by its known length, so a `/` or `?` inside a forged Host cannot move
+ * the path. Otherwise (absolute-form targets, in-process requests) the
+ * authority was parsed and holds no `/`.
+ *
+ * @example requestTarget(new Request("http://localhost/ip/1.1.1.1?format=xml")) // "/ip/1.1.1.1?format=xml"
+ */
+export function requestTarget(
+  request: Request,
+  host: string | null = request.headers.get("host"),
+): string {
+  const url = request.url;
+  const scheme = url.indexOf("://");
+  if (scheme === -1) return url; // `*` (OPTIONS *) or another non-URL target
+  const authorityStart = scheme + 3;
+  if (host && url.startsWith(host, authorityStart)) {
+    const rest = url.slice(authorityStart + host.length);
+    if (rest.startsWith("/")) return rest;
+  }
+  const slash = url.indexOf("/", authorityStart);
+  return slash === -1 ? "/" : url.slice(slash);
+}
+
+/**
+ * The path of a request as sent (still percent-encoded; no query, no
+ * fragment): what the app routes on (Hono's `getPath`), so that a forged Host
+ * cannot move it.
+ */
+export function requestPath(request: Request): string {
+  const target = requestTarget(request);
+  const end = target.search(/[?#]/);
+  return end === -1 ? target : target.slice(0, end);
+}
+
+/** The `format` a target asks for (errors are rendered in it), read from the target itself. */
+export function targetFormat(target: string): OutputFormat {
+  const query = target.indexOf("?");
+  if (query === -1) return "json";
+  try {
+    return parseFormat(new URLSearchParams(target.slice(query + 1)).get("format"));
+  } catch {
+    return "json";
+  }
+}
+
+/**
+ * Longest request target (path and query) the app answers: 32 KiB, room for
+ * a `/bulk/` list of over 800 IPv6 addresses. Past 64 KiB, Deno.serve (hyper)
+ * refuses the request line itself with a bare 400 before the app sees it.
+ */
+export const MAX_TARGET_LENGTH = 32_768;
+
+/**
+ * What is wrong with a request before any route sees it, or null: a target
+ * over {@link MAX_TARGET_LENGTH} (414), a malformed
+ * Host header (400) or a target that is not a path (400). The app's first
+ * rule (rules/host_check.ts) and the node:http server call it. A
+ * method is judged by the route the path names (app.ts: 404 for no route, else
+ * 405 with that route's `Allow`).
+ */
+export function checkRequest(host: string | null, target: string): AppError | null {
+  if (target.length > MAX_TARGET_LENGTH) {
+    return new AppError(
+      "uri_too_long",
+      `Request target of ${target.length} bytes is longer than the limit of ${MAX_TARGET_LENGTH}: POST /bulk takes any number of addresses`,
+    );
+  }
+  if (!isValidHost(host)) {
+    return new BadRequestError(
+      `Invalid Host header ${
+        quoteInput(host!)
+      }: expected a host name or address and an optional port`,
+    );
+  }
+  if (!target.startsWith("/")) {
+    return new BadRequestError(`Invalid request target ${quoteInput(target)}: expected a path`);
+  }
+  return null;
+}
+
+/**
+ * Methods a Fetch `Request` cannot carry (the node:http server refuses them
+ * before it makes one), as a 405 listing every method some route serves.
+ */
+export function unsupportedMethod(method: string): AppError | null {
+  if (!/^(CONNECT|TRACE|TRACK)$/i.test(method)) return null;
+  return new MethodNotAllowedError(
+    `Method ${quoteInput(method)} is not allowed: use ${SERVED_METHODS.join(", ")}`,
+    SERVED_METHODS,
+  );
+}
+
+/** The error envelope for a request refused before routing, in the format its target asks for. */
+export function rejectionResponse(error: AppError, target: string): Response {
+  const rendered = renderError(error.message, targetFormat(target));
+  const headers: Record<string, string> = { "content-type": rendered.contentType };
+  if (error instanceof MethodNotAllowedError) headers.allow = error.allow.join(", ");
+  return new Response(rendered.body, { status: STATUS_BY_CODE[error.code], headers });
+}

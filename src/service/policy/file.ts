@@ -1,0 +1,170 @@
+/**
+ * The policy file (`IPINTEL_POLICY`): read and checked at start-up (a bad file
+ * is a PolicyError, exit status 2), then watched so that an edited policy is
+ * served without a restart. A bad new file is reported and refused; the
+ * served policy stays (as with the TLS certificate, src/process/server/tls.ts).
+ */
+
+import { createHash } from "node:crypto";
+import { parsePolicy, type Policy, PolicyError } from "./policy.ts";
+
+/** A policy as served: its rules, where it came from and its version. */
+export interface LoadedPolicy {
+  policy: Policy;
+  path: string;
+  /** The first 12 hex digits of the file's SHA-256: what `/status` shows. */
+  version: string;
+  loadedAt: Date;
+}
+
+/** How often the file is read for a change. */
+export const POLICY_POLL_MS = 1000;
+/** A policy is a page of rules; anything this big is a mistake (a wrong path). */
+export const MAX_POLICY_BYTES = 1 << 20;
+
+/** Reads and checks the file; throws a PolicyError naming it and the problem. */
+export async function readPolicyFile(
+  path: string,
+  now: () => Date = () => new Date(),
+): Promise<LoadedPolicy> {
+  return policyFromBytes(await readBytes(path), path, now());
+}
+
+/** Checks a file's bytes as read from `path`; throws a PolicyError. */
+export function policyFromBytes(bytes: Uint8Array, path: string, loadedAt: Date): LoadedPolicy {
+  const where = `IPINTEL_POLICY ${JSON.stringify(path)}`;
+  let json: unknown;
+  try {
+    json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch (error) {
+    throw new PolicyError(`${where}: not valid JSON: ${(error as Error).message}`);
+  }
+  return { policy: parsePolicy(json, where), path, version: versionOf(bytes), loadedAt };
+}
+
+/** The version of a policy file's bytes. */
+export function versionOf(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex").slice(0, 12);
+}
+
+/**
+ * Reads the file every `intervalMs` (it is small; reading it finds an edit
+ * that keeps its size and modification time too); when its content changed
+ * and checks, calls `install` with the new policy. A bad or half-written file
+ * is reported once per content and the served policy stays.
+ */
+export function watchPolicyFile(
+  served: LoadedPolicy,
+  install: (next: LoadedPolicy) => void,
+  report: (message: string) => void,
+  intervalMs = POLICY_POLL_MS,
+): { close(): void } {
+  let current = served;
+  // The content last acted on (installed or refused): the same content is not reported twice.
+  let seen = served.version;
+  let busy = false;
+  const poll = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      let bytes: Uint8Array | null = null;
+      let key: string;
+      let problem: string | null = null;
+      try {
+        bytes = await readBytes(current.path);
+        key = versionOf(bytes);
+      } catch (error) {
+        problem = (error as Error).message;
+        key = `unreadable: ${problem}`;
+      }
+      if (key === seen) return;
+      seen = key;
+      // Back to the served content (after a refused edit): nothing to load or say.
+      if (key === current.version) return;
+      if (bytes !== null) {
+        try {
+          current = policyFromBytes(bytes, current.path, new Date());
+          install(current);
+          report(
+            `ipintel: policy reloaded from ${current.path} (version ${current.version}, ${current.policy.rules.length} rules)`,
+          );
+          return;
+        } catch (error) {
+          problem = (error as Error).message;
+        }
+      }
+      report(
+        `ipintel: policy file changed but not reloaded, still serving version ${current.version}: ${problem}`,
+      );
+    } finally {
+      busy = false;
+    }
+  };
+  // Polls on the clock's multiples of the interval (re-aimed each time, so no drift): a
+  // server's isolates each watch the file, and reading it within the same milliseconds,
+  // they switch together.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let closed = false;
+  const next = () => {
+    if (closed) return;
+    timer = setTimeout(async () => {
+      await poll();
+      next();
+    }, intervalMs - (Date.now() % intervalMs));
+  };
+  next();
+  return {
+    close: () => {
+      closed = true;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** What `/status` shows of the served policy. */
+export function policyStatus(loaded: LoadedPolicy): {
+  file: string;
+  version: string;
+  loadedAt: string;
+  default: string;
+  rules: number;
+  cacheSeconds: number;
+} {
+  return {
+    file: loaded.path,
+    version: loaded.version,
+    loadedAt: loaded.loadedAt.toISOString(),
+    default: loaded.policy.default,
+    rules: loaded.policy.rules.length,
+    cacheSeconds: loaded.policy.cacheSeconds,
+  };
+}
+
+async function readBytes(path: string): Promise<Uint8Array> {
+  const where = `IPINTEL_POLICY ${JSON.stringify(path)}`;
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(path, { read: true });
+  } catch (error) {
+    throw new PolicyError(`Cannot read ${where}: ${(error as Error).message}`);
+  }
+  try {
+    const info = await file.stat();
+    if (!info.isFile) throw new PolicyError(`${where} is not a file`);
+    if (info.size > MAX_POLICY_BYTES) {
+      throw new PolicyError(
+        `${where} is ${info.size} bytes: a policy is at most ${MAX_POLICY_BYTES}`,
+      );
+    }
+    const bytes = new Uint8Array(info.size);
+    let at = 0;
+    while (at < bytes.length) {
+      const n = await file.read(bytes.subarray(at));
+      if (n === null) break;
+      at += n;
+    }
+    return bytes.subarray(0, at);
+  } finally {
+    file.close();
+  }
+}

@@ -1,0 +1,104 @@
+import assert from "node:assert/strict";
+import { pathToFileURL } from "node:url";
+import { parseSourcesFile, SourcesFileError } from "../../../src/data/sources/sources_file.ts";
+import { ConfigError } from "../../../src/base/config.ts";
+import { runCli } from "../../_cli.ts";
+
+const parse = (source: Record<string, unknown>) =>
+  parseSourcesFile({ sources: [{ url: "https://example.com/x", ...source }] }, "s.json")
+    .sources[0]!;
+
+Deno.test("sources file: licence and attribution are optional and shown as not stated", () => {
+  const spec = parse({ name: "office", kind: "allow", format: "ip-list" });
+  assert.equal(spec.license, "not stated");
+  assert.equal(spec.attribution, "not stated");
+  assert.equal(
+    parse({ name: "o", kind: "allow", format: "ip-list", license: "MIT" }).license,
+    "MIT",
+  );
+});
+
+Deno.test("sources file: provider, minCount and the location kind are checked", () => {
+  const ok = parse({ name: "i", kind: "threat", format: "ipsum", minCount: 4 });
+  assert.equal(ok.minCount, 4);
+  assert.equal(
+    parse({ name: "r", kind: "relay", format: "geofeed", provider: "Apple" }).provider,
+    "Apple",
+  );
+  const refused: [Record<string, unknown>, RegExp][] = [
+    [
+      { name: "t", kind: "tor", format: "ip-list", provider: "X" },
+      /\(t\) provider: only hosting and relay/,
+    ],
+    [
+      { name: "a", kind: "threat", format: "ip-list", minCount: 3 },
+      /\(a\) minCount: only the "ipsum"/,
+    ],
+    [
+      { name: "b", kind: "threat", format: "ipsum", minCount: 0 },
+      /\(b\) minCount 0: expected a whole number/,
+    ],
+    [
+      { name: "l", kind: "location", format: "ip-list" },
+      /\(l\) format "ip-list" cannot give a location list: use geofeed/,
+    ],
+    [
+      { name: "d", kind: "threat", format: "drop-jsonl" },
+      /\(d\) format "drop-jsonl": expected one of/,
+    ],
+    [
+      { name: "e", kind: "relay", format: "geofeed", license: "" },
+      /\(e\) license "": expected a non-empty string/,
+    ],
+  ];
+  for (const [source, expected] of refused) {
+    assert.throws(() => parse(source), expected, JSON.stringify(source));
+  }
+});
+
+Deno.test("sources file: file:// URLs and paths (relative to the file) name local sources", () => {
+  const at = (url: string, label = "/etc/ipintel/sources.json") =>
+    parseSourcesFile(
+      { sources: [{ name: "t", kind: "tor", format: "ip-list", url }] },
+      label,
+    ).sources[0]!.url;
+  assert.equal(at("file:///srv/feeds/tor.txt"), "file:///srv/feeds/tor.txt");
+  assert.equal(at("file://localhost/srv/feeds/tor.txt"), "file:///srv/feeds/tor.txt");
+  assert.equal(at("feeds/tor.txt"), "file:///etc/ipintel/feeds/tor.txt");
+  assert.equal(at("../feeds/tor list.txt"), "file:///etc/feeds/tor%20list.txt");
+  assert.equal(at("/srv/tor.txt"), "file:///srv/tor.txt");
+  assert.equal(at("tor.txt", "relative.json"), pathToFileURL(`${Deno.cwd()}/tor.txt`).href);
+  assert.equal(at("https://example.com/tor"), "https://example.com/tor");
+  for (const url of ["ftp://example.com/tor", "file://otherhost/tor.txt", "data:,1.2.3.4"]) {
+    assert.throws(
+      () => at(url),
+      /url ".*": expected an http\(s\) URL, a file:\/\/ URL or a path/,
+      url,
+    );
+  }
+  assert.throws(() => at("ftp://x/y"), SourcesFileError);
+  assert.throws(() => at("ftp://x/y"), ConfigError, "a configuration error: exit status 2");
+});
+
+Deno.test("data update with an invalid sources file exits 2, naming the file and the entry", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ipintel-sources-" });
+  try {
+    await Deno.writeTextFile(
+      `${dir}/sources.json`,
+      JSON.stringify({
+        sources: [{ name: "t", kind: "tor", format: "ip-list", url: "gopher://x/tor" }],
+      }),
+    );
+    const { code, stderr } = await runCli(
+      ["data", "update", "--data-dir", dir, "--sources", `${dir}/sources.json`],
+      {},
+    );
+    assert.equal(code, 2, stderr);
+    assert.match(
+      stderr,
+      new RegExp(`Invalid sources file ${dir}/sources.json: sources\\[0\\] \\(t\\) url`),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

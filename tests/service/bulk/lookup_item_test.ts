@@ -1,0 +1,59 @@
+/**
+ * `lookup.item`, the bulk path that makes no Error for an address it cannot
+ * answer, gives exactly the items the throwing lookup gives through
+ * lookupItem (the message of NotFoundError is written there without it).
+ */
+
+import assert from "node:assert/strict";
+import { lookupItem } from "../../../src/service/bulk/stream.ts";
+import type { Lookup } from "../../../src/core/lookup/lookup.ts";
+import { fixtureLookup } from "../../_helpers.ts";
+
+const INPUTS = [
+  "81.2.69.142", // known: London
+  "2a02:ec0::7", // known: Berlin
+  "1.1.1.1", // registered country only
+  "9.9.9.9", // ASN only
+  "8.8.8.8", // no source knows it
+  "2001:db8::1", // documentation range
+  "10.1.2.3", // private range, in the City fixture
+  "192.168.0.1", // private range, unknown
+  "::1",
+  "100.64.0.1",
+  "2002:5102:458e::1", // 6to4 of 81.2.69.142
+  "1.2.3",
+  "not an address",
+  "fe80::1%eth0",
+  "x".repeat(200), // echoed capped
+  "",
+  "8.8.8.8/24",
+  " 8.8.8.8",
+  "1.2.3.04",
+  "::1::2",
+  "%41",
+  "8.8.8.8\u{1F600}",
+];
+
+Deno.test("lookup.item gives the same items as the throwing lookup, for every kind of input", async () => {
+  const lookup = await fixtureLookup();
+  assert.ok(lookup.item, "the data set's lookup has the bulk path");
+  // The same lookup without it: lookupItem then catches what the lookup throws.
+  const throwing = Object.assign((ip: string, options?: object) => lookup(ip, options), {
+    detail: lookup.detail,
+  }) as Lookup;
+  for (const lang of [null, "de"]) {
+    const options = { userAgent: "curl/8.5.0", lang };
+    for (const input of INPUTS) {
+      assert.deepEqual(
+        lookupItem(input, options, lookup),
+        lookupItem(input, options, throwing),
+        `${input} (${lang})`,
+      );
+    }
+  }
+});
+
+Deno.test("lookup.item throws what is not an item's failure (an unsupported lang)", async () => {
+  const lookup = await fixtureLookup();
+  assert.throws(() => lookup.item!("81.2.69.142", { lang: "xx" }), /Unsupported lang "xx"/);
+});
