@@ -18,7 +18,7 @@ import { KeyTable } from "../src/service/access/key_table.ts";
 import { RateLimiter } from "../src/service/access/rate_limiter.ts";
 import { createServices } from "../src/process/server/services.ts";
 import { loadConfig } from "../src/base/config.ts";
-import { createApp } from "../src/service/http/app.ts";
+import { createApp } from "../src/service/app/app.ts";
 import { MemoryKeyStore } from "../src/data/store/keys.ts";
 import { MemoryRateCounters } from "../src/data/store/rate_counts.ts";
 import { randomPublicAddresses } from "./_addresses.ts";

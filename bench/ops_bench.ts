@@ -20,7 +20,7 @@
 import { createServer } from "../src/process/server/server.ts";
 import { createServices } from "../src/process/server/services.ts";
 import { loadConfig } from "../src/base/config.ts";
-import { createApp, type ServiceSlot } from "../src/service/http/app.ts";
+import { createApp, type ServiceSlot } from "../src/service/app/app.ts";
 import { randomPublicAddresses } from "./_addresses.ts";
 
 const config = loadConfig({ ...Deno.env.toObject(), IPINTEL_AUTH: "off" });

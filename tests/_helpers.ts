@@ -1,7 +1,6 @@
 /** Shared test fixtures: small City and ASN databases written by our own MMDB writer. */
 
-import { createApp } from "../src/service/http/app.ts";
-import type { ForwardedHeader } from "../src/base/config.ts";
+import { type App, type AppDeps, createApp, type ServiceSlot } from "../src/service/app/app.ts";
 import { createLookup, type Lookup } from "../src/core/lookup/lookup.ts";
 import { type MmdbValue, MmdbWriter, uint16 } from "../src/data/mmdb/writer/writer.ts";
 import { type DataSet, openDataSet } from "../src/data/sources/data_set.ts";
@@ -147,35 +146,51 @@ export async function fixtureLookup(now: Date = FIXED_NOW, data?: DataSet): Prom
   });
 }
 
-/** The HTTP app over `data` (the fixtures unless given), with a fixed clock. */
-export async function fixtureApp(
-  config: {
-    bulkMax?: number;
-    trustedProxies?: string[];
-    forwardedHeader?: ForwardedHeader;
-    web?: boolean;
+/** The configuration `fixtureApp` gives the app unless told otherwise. */
+export const FIXTURE_APP_CONFIG: AppDeps["config"] = {
+  bulkMax: 1000,
+  trustedProxies: [],
+  forwardedHeader: "x-forwarded-for",
+  corsOrigins: ["*"],
+};
+
+/**
+ * What `fixtureApp` takes: any of `createApp`'s deps (passed through as given),
+ * `config` as overrides of FIXTURE_APP_CONFIG, and, when `services` is not
+ * given, the data set (`data`), lookup (`lookup`) or clock (`now`) the
+ * fixture's services are built from.
+ */
+export type FixtureAppOptions =
+  & Omit<Partial<AppDeps>, "config">
+  & {
+    config?: Partial<AppDeps["config"]>;
+    /** The data set served (the fixtures unless given); not with `services`. */
     data?: DataSet;
-    statusDetail?: boolean;
-    streamIdleTimeout?: number;
-  } = {},
-) {
-  const data = config.data ?? await fixtureDataSet();
-  const lookup = await fixtureLookup(FIXED_NOW, data);
+    /** The lookup served (`fixtureLookup(now, data)` unless given); not with `services`. */
+    lookup?: Lookup;
+    /** The lookup's clock (FIXED_NOW unless given); not with `services` or `lookup`. */
+    now?: Date;
+  };
+
+/**
+ * The HTTP app, the one place the tests call `createApp`: over the fixtures
+ * with a fixed clock, FIXTURE_APP_CONFIG, and errors not logged, unless
+ * `options` says otherwise. Rejects where `createApp` throws (bad configuration).
+ */
+export async function fixtureApp(options: FixtureAppOptions = {}): Promise<App> {
+  const { config, data, lookup, now, ...deps } = options;
+  const services = deps.services ?? await fixtureServices(data, lookup, now);
   return createApp({
-    services: { current: { data, lookup } },
-    config: {
-      bulkMax: config.bulkMax ?? 1000,
-      trustedProxies: config.trustedProxies ?? [],
-      forwardedHeader: config.forwardedHeader ?? "x-forwarded-for",
-      corsOrigins: ["*"],
-      ...(config.web === undefined ? {} : { web: config.web }),
-      ...(config.statusDetail === undefined ? {} : { statusDetail: config.statusDetail }),
-      ...(config.streamIdleTimeout === undefined
-        ? {}
-        : { streamIdleTimeout: config.streamIdleTimeout }),
-    },
     logError: () => {},
+    ...deps,
+    services,
+    config: { ...FIXTURE_APP_CONFIG, ...config },
   });
+}
+
+async function fixtureServices(data?: DataSet, lookup?: Lookup, now?: Date): Promise<ServiceSlot> {
+  const served = data ?? await fixtureDataSet();
+  return { current: { data: served, lookup: lookup ?? await fixtureLookup(now, served) } };
 }
 
 /** Connection info as Deno.serve passes it, for in-process requests to /me. */

@@ -14,10 +14,9 @@
  */
 
 import assert from "node:assert/strict";
-import { createApp } from "../src/service/http/app.ts";
 import { openDataSet } from "../src/data/sources/data_set.ts";
 import type { DataSet } from "../src/data/sources/data_set.ts";
-import { DEFAULT_DATA_DIR, defaultDataFile, fixtureLookup, peer } from "./_helpers.ts";
+import { DEFAULT_DATA_DIR, defaultDataFile, fixtureApp, peer } from "./_helpers.ts";
 import { ignoredName } from "./_skip.ts";
 
 const ROOT = new URL("../", import.meta.url);
@@ -147,15 +146,10 @@ function clockOf(example: Example): Date | undefined {
 }
 
 async function answer(data: DataSet, example: Example): Promise<Response> {
-  const app = createApp({
-    services: { current: { data, lookup: await fixtureLookup(clockOf(example), data) } },
-    config: {
-      bulkMax: 1000,
-      trustedProxies: example.trustedProxies,
-      forwardedHeader: "x-forwarded-for",
-      corsOrigins: ["*"],
-    },
-    logError: () => {},
+  const app = await fixtureApp({
+    data,
+    now: clockOf(example),
+    config: { trustedProxies: example.trustedProxies },
   });
   const init: RequestInit = { method: example.method, headers: example.headers };
   if (example.body !== null) init.body = example.body;

@@ -53,7 +53,7 @@ Deno.test("the server does not import the data builder or the MMDB writer", asyn
   for (
     const entry of [
       "src/process/cli/serve.ts",
-      "src/service/http/app.ts",
+      "src/service/app/app.ts",
       "src/process/server/server.ts",
     ]
   ) {
@@ -79,7 +79,7 @@ const LAYERS: readonly { folder: string; parts: readonly (readonly string[])[] }
   { folder: "process", parts: [["cli"], ["server"]] },
   {
     folder: "service",
-    parts: [["ops"], ["http"], ["compat", "bulk", "policy"], ["access", "web"]],
+    parts: [["app", "ops"], ["compat", "bulk", "policy"], ["http"], ["access", "web"]],
   },
   { folder: "core", parts: [["lookup", "asn"], ["place", "ua", "format"]] },
   {

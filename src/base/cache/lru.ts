@@ -3,17 +3,17 @@
  *
  * A `Map` from key to a slot; the slots' recency order is a doubly linked list
  * kept in two Int32Arrays, keys and values in two arrays. A hit relinks the
- * slot by writing integers only: no object per entry (a node object cost about
- * 60 bytes an entry, a third of a cached record's memory) and no pointer writes
- * into old objects (the garbage collector's write barrier made relinking nodes
- * the costliest step of a warm lookup). Deleting and re-inserting the key in
- * the Map on each hit, the usual Map-order trick, leaves a deleted marker in
- * the hash table every time; a key hit repeatedly then slows down to tens of
- * microseconds per hit. Every operation is O(1). From 1024 entries on, the
- * order is nearly LRU: an entry hit again soon after it was moved to the
- * front keeps its place (see get), which can only evict it later than exact
- * LRU's order would after that hit, never sooner than 3/4 of the cache's size
- * in insertions.
+ * slot by writing integers only: no object per entry (a node object would add
+ * a sizeable share to each cached record's memory) and no pointer writes into
+ * old objects (each passes the garbage collector's write barrier, which would
+ * make relinking the costliest step of a warm lookup). Deleting and
+ * re-inserting the key in the Map on each hit, the usual Map-order trick,
+ * leaves a deleted marker in the hash table every time, and a key hit
+ * repeatedly then slows down every hit. Every operation is O(1). From 1024
+ * entries on, the order is nearly LRU: an entry hit again soon after it was
+ * moved to the front keeps its place (see get), which can only evict it later
+ * than exact LRU's order would after that hit, never sooner than 3/4 of the
+ * cache's size in insertions.
  *
  * @module
  */

@@ -5,8 +5,9 @@
  * - The text of each shared part (src/base/shared_part.ts) is made once and remembered.
  * - Every character outside ASCII is written as a `\uXXXX` escape, so the body
  *   is a one-byte string that the runtime sends without transcoding (a result
- *   holds emoji and non-Latin names; transcoding cost an eighth of the
- *   server's time). JSON parsers read the escapes back as the same characters.
+ *   holds emoji and non-Latin names, and transcoding every body is a large
+ *   share of the server's work). JSON parsers read the escapes back as the
+ *   same characters.
  */
 
 import { rememberedTexts, SHARED_TEXTS } from "../../base/shared_part.ts";
@@ -28,8 +29,8 @@ export function asciiJson(value: unknown): string {
  * The same ASCII text, held one byte a character: `replace` keeps the two-byte
  * representation of the string it was called on, and a two-byte part makes
  * every answer it is joined into two-byte too, doubling the cost of each later
- * copy and of encoding the body (a streamed bulk answer spent a quarter of its
- * time there). Decoding ASCII bytes gives a one-byte string.
+ * copy and of encoding the body (where a streamed bulk answer spends much of
+ * its time). Decoding ASCII bytes gives a one-byte string.
  */
 function oneByte(ascii: string): string {
   return decoder.decode(encoder.encode(ascii));
@@ -77,7 +78,7 @@ function resultJson(r: LookupResult, before: string, after: string): string {
   const c = r.currency as WithTexts, n = r.connection as WithTexts;
   const u = r.userAgent as WithTexts, s = r.security as WithTexts;
   // An address is ASCII: JSON.stringify alone (no escaping pass) is the same text. A template,
-  // not an array joined: the join cost more, even with the flattening the template leaves.
+  // not an array joined: the join costs more, even with the flattening the template leaves.
   return `${before}{"ip":${JSON.stringify(r.ip)},"geoLocation":${
     part(g, g[SHARED_TEXTS])
   },"timezone":${part(t, t[SHARED_TEXTS])},"flag":${part(f, f[SHARED_TEXTS])},"currency":${

@@ -84,7 +84,7 @@ function checkName(key: string): void {
 /**
  * The element written for a shared part (src/base/shared_part.ts), with the name it
  * was written under, remembered as its `xml` text: each is written once, as one
- * flat string (a body assembled from many small strings cost the runtime more
+ * flat string (a body assembled from many small strings costs the runtime more
  * to send than to build).
  */
 interface SharedElement {

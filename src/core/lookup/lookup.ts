@@ -60,8 +60,6 @@ export interface LookupOptions {
 
 /** What one City record yields, computed once per record and language. */
 interface PlaceFacts {
-  /** The language it was made in. */
-  lang: string;
   geoLocation: GeoLocation;
   timeZone: string | null;
   flag: Flag;
@@ -83,6 +81,12 @@ export interface Lookup {
    * addresses pays for no stack traces. Other errors are thrown as by the lookup.
    */
   item?(ipText: string, options?: LookupOptions): BulkItem;
+  /**
+   * Runs `scan` (synchronous: lookups) with the record caches of the data set
+   * read but not filled (DataSet's withoutCacheFills): a streamed bulk answer's
+   * batches, whose addresses are mostly met once. Without it, lookups fill them.
+   */
+  withoutCacheFills?<T>(scan: () => T): T;
 }
 
 /** One lookup's result and the parts of its sources that the result's layout folds away. */
@@ -128,17 +132,13 @@ export function createLookup(deps: LookupDeps): Lookup {
     createEnrichment();
   const languages = data.city?.metadata.languages.length ? data.city.metadata.languages : ["en"];
   const resolveLang = createLanguageResolver(languages);
-  // Places in the other languages: per language, keyed by the decoded record object, which
-  // the reader's offset cache shares: entries live exactly as long as the cached record does.
-  // The language's map is looked up once per call (usually the last one used).
+  // Places per language, keyed by the decoded record object, which the reader's offset
+  // cache shares: an entry lives exactly as long as its record does, and the record, shared
+  // by every answer, is never written to. The language's map is looked up once per call
+  // (usually the last one used).
   const places = new Map<string, WeakMap<CityRecord, PlaceFacts>>();
   let lastLang = "";
   let lastPlaces = new WeakMap<CityRecord, PlaceFacts>();
-  // The place a decoded record yields in the first language it was asked in is kept on the
-  // record itself, under this lookup's own hidden key (not enumerable, living as long as the
-  // cached record): a WeakMap lookup per address was 4% of a long `lookup -`.
-  const PLACE = Symbol("place");
-  type WithPlace = CityRecord & { [PLACE]?: PlaceFacts };
   const overridden = data.location ? createOverride(languages) : null;
   const asOf = createAsOf(data, now);
   const matchedNetworks = createMatchedNetworks(data, risk);
@@ -161,8 +161,6 @@ export function createLookup(deps: LookupDeps): Lookup {
   };
 
   const placeOf = (record: CityRecord, lang: string): PlaceFacts => {
-    const kept = (record as WithPlace)[PLACE];
-    if (kept !== undefined && kept.lang === lang) return kept;
     if (lang !== lastLang) {
       let byRecord = places.get(lang);
       if (!byRecord) places.set(lang, byRecord = new WeakMap());
@@ -176,16 +174,13 @@ export function createLookup(deps: LookupDeps): Lookup {
       const facts = countryFacts(code, lang);
       const { flag, currency } = partsOf(code, lang, facts);
       place = Object.freeze({
-        lang,
         geoLocation: sharedPart(toGeoLocation(record, lang, facts)),
         // A record without a zone (1.1.1.1: registered country only) takes the country's sole zone.
         timeZone: record.location?.time_zone ?? facts.timeZone,
         flag,
         currency,
       });
-      if (kept === undefined && Object.isExtensible(record)) {
-        Object.defineProperty(record, PLACE, { value: place }); // hidden: not enumerable
-      } else byRecord.set(record, place);
+      byRecord.set(record, place);
     }
     return place;
   };
@@ -262,6 +257,7 @@ export function createLookup(deps: LookupDeps): Lookup {
     const result = lookupParsed(ip, options, seen);
     return { result, city: seen.city, network: networkOf(ip), signals: seen.signals };
   };
+  if (data.withoutCacheFills) lookup.withoutCacheFills = data.withoutCacheFills;
   return lookup;
 }
 

@@ -12,9 +12,9 @@ export interface Enrichment {
 
 /**
  * Creates the caches and, with `warm`, fills them for every country and every
- * time zone ICU knows: a country's first answer builds its currency formatters
- * (about 0.4 ms), which belongs in start-up, not in a request (zones within
- * the zone table's years cost no ICU work). Takes about 0.1 s.
+ * time zone ICU knows: a country's first answer builds its currency formatters,
+ * a set-up that belongs in start-up, not in a request (zones within the zone
+ * table's years cost no ICU work).
  */
 export function createEnrichment(options: { warm: boolean; now?: Date } = { warm: false }) {
   const enrichment: Enrichment = {

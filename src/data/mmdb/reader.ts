@@ -61,6 +61,19 @@ export interface MmdbDatabase<T> {
    * shares with other records through a pointer (map keys aside: the decoder keeps those).
    */
   cacheCounts(): { hits: number; misses: number };
+  /**
+   * Runs `scan` (synchronous) with this database's record cache read but not
+   * filled: the records it decodes die with their answers. A streamed bulk
+   * answer runs each batch so (src/service/bulk/stream.ts, through its data set's
+   * `withoutCacheFills`), as a database reads a large table through a small ring
+   * of buffers: a job of a million addresses met once neither evicts the working
+   * set of the server's other requests nor leaves a million records as
+   * old-generation garbage (the server's memory rose over such a stream when it
+   * filled them). Records decoded meanwhile go to a small table of their own
+   * (RECENT_MASK); the values records share have their own cache, which is
+   * still filled. Calls nest; other databases are not affected.
+   */
+  withoutCacheFills<T>(scan: () => T): T;
 }
 
 /**
@@ -119,7 +132,9 @@ export function openMmdb<T>(
       throw new CorruptRecordError(label, offset, error);
     }
   };
-  // While the caches are not filled: the records decoded lately, one per slot (offset + 1).
+  // Scans running with the caches read but not filled (withoutCacheFills): while above 0,
+  // decoded records go to the table of the records decoded lately, one per slot (offset + 1).
+  let notFilling = 0;
   const recentOffsets = new Int32Array(RECENT_MASK + 1);
   const recentRecords: unknown[] = new Array(RECENT_MASK + 1).fill(null);
   return {
@@ -132,7 +147,7 @@ export function openMmdb<T>(
       const offset = pointer - dataOffset;
       let record = cache.get(offset) as T | undefined;
       if (record === undefined) {
-        if (!fillingCaches) {
+        if (notFilling > 0) {
           const slot = offset & RECENT_MASK;
           if (recentOffsets[slot] === offset + 1) return recentRecords[slot] as T;
           record = decodeRecord(offset);
@@ -148,6 +163,14 @@ export function openMmdb<T>(
     prefixLength: createPrefixLength(bytes, metadata),
     getWithPrefixLength: (ip) => reader.getWithPrefixLength(ip) as [T | null, number],
     cacheCounts: () => ({ hits: cache.hits + shared.hits, misses: cache.misses + shared.misses }),
+    withoutCacheFills: (scan) => {
+      notFilling++;
+      try {
+        return scan();
+      } finally {
+        notFilling--;
+      }
+    },
   };
 }
 
@@ -156,34 +179,10 @@ export function openMmdb<T>(
  * (one record per slot, by data offset): a stream's hot records (a country's
  * block, a large network) are decoded once per while, and a record leaves its
  * slot within about 4,096 lookups, young enough for V8 to collect it cheaply (a
- * table four times larger kept records long enough to reach the old generation,
- * and the server's memory rose again).
+ * much larger table keeps records long enough to reach the old generation, and
+ * the server's memory rises again).
  */
 const RECENT_MASK = 4095;
-
-/** False while {@link withoutCacheFills} runs: records decoded then are not kept. */
-let fillingCaches = true;
-
-/**
- * Runs `scan` (synchronous) with the record caches read but not filled: the
- * records it decodes die with their answers. A streamed bulk answer runs each
- * batch so (src/service/bulk/stream.ts), as a database reads a large table through a
- * small ring of buffers: a job of a million addresses met once neither evicts
- * the working set of the server's other requests nor leaves a million records
- * as old-generation garbage (the server's memory rose 90–170 MB over such a
- * stream when it filled them). Records decoded meanwhile go to a small table of
- * their own (RECENT_MASK); the values records share have their own cache,
- * which is still filled.
- */
-export function withoutCacheFills<T>(scan: () => T): T {
-  const was = fillingCaches;
-  fillingCaches = false;
-  try {
-    return scan();
-  } finally {
-    fillingCaches = was;
-  }
-}
 
 /** Entries of the cache mmdb-lib's own reader keeps (records and the values they share). */
 const MMDB_LIB_CACHE_SIZE = 1024;

@@ -31,8 +31,8 @@ export function createTreeWalk(db: Uint8Array, shape: TreeShape): TreeWalk {
   /**
    * The node (or record) reached after the first 16 bits, for each 16-bit
    * prefix: the top 16 levels walked once each (at most 131,071 node reads,
-   * where a walk per prefix made a million; a reload builds these tables on
-   * the serving isolate), a record above depth 16 filling its whole range.
+   * not 65,536 walks of 16 reads; a reload builds these tables on the
+   * serving isolate), a record above depth 16 filling its whole range.
    */
   const prefixTable = (root: number): Uint32Array => {
     const table = new Uint32Array(65536);

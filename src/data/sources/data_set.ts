@@ -103,6 +103,12 @@ export interface DataSet {
   readonly incomplete: string | null;
   /** The files as read and verified, in shared memory: only when opened with `share`. */
   readonly files?: VerifiedFiles;
+  /**
+   * Runs `scan` (synchronous) with the record caches of every database of the set
+   * read but not filled (MmdbDatabase's withoutCacheFills): a streamed bulk
+   * answer's batches. Absent on a set made by hand (tests): its caches are filled.
+   */
+  withoutCacheFills?<T>(scan: () => T): T;
 }
 
 /** One list kind's compiled content: for questions about whole networks, not one address. */
@@ -133,6 +139,12 @@ export interface OpenOptions {
   share?: boolean;
   /** Files another isolate verified: used as they are, with their manifest (see VerifiedFiles). */
   verified?: VerifiedFiles;
+  /**
+   * Files earlier opens with the same cache verified, while a data set still
+   * holds their bytes: used again instead of read and hashed again (see
+   * VerifiedFileCache). Absent: every file is read.
+   */
+  verifiedFiles?: VerifiedFileCache;
 }
 
 /**
@@ -152,25 +164,27 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
   const shared: VerifiedFiles | undefined = options.share
     ? { manifest, files: new Map() }
     : undefined;
+  const verifiedFiles = options.verifiedFiles;
   /**
-   * A file's bytes: handed over verified, still held verified by the set this
-   * one replaces, or read (and hash-checked when the manifest has one).
+   * A file's bytes: handed over verified, still held verified by a set opened
+   * with the same `verifiedFiles` (the one this set replaces), or read (and hash-checked when the manifest has one).
    */
   const readFile = async (path: string, sha256?: string): Promise<Uint8Array> => {
     const given = verified?.files.get(path);
     if (given) return given.bytes;
-    const key = sha256 ? `${Boolean(shared)}:${path}:${sha256}` : null;
+    const key = sha256 && verifiedFiles ? `${Boolean(shared)}:${path}:${sha256}` : null;
     const stamp = key ? await fileStamp(path) : null;
-    const held = key ? verifiedFiles.get(key) : undefined;
-    const bytes = held?.stamp === stamp && held.bytes.deref();
+    const bytes = key && stamp ? verifiedFiles?.find(key, stamp) : undefined;
     if (bytes) return bytes;
     const read = await readWholeFile(path, Boolean(shared));
     if (sha256 && (await sha256Hex(read)) !== sha256) {
       throw new Error(`${path} does not match the sha256 in manifest.json`);
     }
-    if (key && stamp) holdVerified(key, stamp, read);
+    if (key && stamp) verifiedFiles?.hold(key, stamp, read);
     return read;
   };
+  /** Every database the set opens (operator databases and feed trees included). */
+  const databases: MmdbDatabase<unknown>[] = [];
   /**
    * Opens a database, checking its structure unless that was done: by another
    * isolate (handed over), or by the installer (`checked`: the entry records
@@ -189,6 +203,7 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
       }
       : verifyMmdb<T>(bytes, { ...options, label: path });
     shared?.files.set(path, { bytes, networks: opened.networks });
+    databases.push(opened.db);
     return opened;
   };
   const files = new Map<string, Promise<Uint8Array>>();
@@ -333,19 +348,46 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
       ? `not installed yet: ${missing.map((s) => `${s.name} (${s.kind})`).join(", ")}`
       : null,
     files: shared,
+    withoutCacheFills: withoutCacheFillsOf(databases),
+  };
+}
+
+/** Runs a scan inside every one of `databases`' withoutCacheFills. */
+function withoutCacheFillsOf(
+  databases: readonly MmdbDatabase<unknown>[],
+): <T>(scan: () => T) => T {
+  return <T>(scan: () => T): T => {
+    const from = (i: number): T =>
+      i === databases.length ? scan() : databases[i]!.withoutCacheFills(() => from(i + 1));
+    return from(0);
   };
 }
 
 /**
- * Files this isolate read and found matching their manifest's sha256, for as
- * long as a data set holds their bytes: a reload after a feed update opens the
- * unchanged City and ASN from the bytes the served set holds, instead of
- * reading and hashing 76 MB again on the isolate that serves (and holding a
- * second copy). Keyed by the manifest's sha256 and checked against the
- * file's size and modification time, so a file changed on disk is read and
- * checked again.
+ * Files read and found matching their manifest's sha256, for as long as a data
+ * set holds their bytes: a reload after a feed update opens the unchanged City
+ * and ASN from the bytes the served set holds, instead of reading and hashing
+ * them again on the isolate that serves (and holding a second copy). Made once
+ * where data sets are opened again and again (a server's reloads) and passed to
+ * each openDataSet. Keyed by shared mode, path and the manifest's sha256, and
+ * checked against the file's size and modification time, so a file changed on
+ * disk is read and checked again.
  */
-const verifiedFiles = new Map<string, { stamp: string; bytes: WeakRef<Uint8Array> }>();
+export class VerifiedFileCache {
+  readonly #held = new Map<string, { stamp: string; bytes: WeakRef<Uint8Array> }>();
+
+  /** The bytes held under `key`, when a data set still holds them and the file's stamp is the same. */
+  find(key: string, stamp: string): Uint8Array | undefined {
+    const held = this.#held.get(key);
+    return held?.stamp === stamp ? held.bytes.deref() : undefined;
+  }
+
+  /** Keeps `bytes` findable under `key` while a data set holds them. */
+  hold(key: string, stamp: string, bytes: Uint8Array): void {
+    for (const [k, held] of this.#held) if (!held.bytes.deref()) this.#held.delete(k);
+    this.#held.set(key, { stamp, bytes: new WeakRef(bytes) });
+  }
+}
 
 /** A file's size and modification time (a file changed on disk since is read and checked again). */
 async function fileStamp(path: string): Promise<string | null> {
@@ -357,17 +399,11 @@ async function fileStamp(path: string): Promise<string | null> {
   }
 }
 
-/** Keeps `bytes` findable while a data set holds them, by shared mode, path and sha256. */
-function holdVerified(key: string, stamp: string, bytes: Uint8Array): void {
-  for (const [k, held] of verifiedFiles) if (!held.bytes.deref()) verifiedFiles.delete(k);
-  verifiedFiles.set(key, { stamp, bytes: new WeakRef(bytes) });
-}
-
 /**
  * Reads a file straight into a buffer of its size: a SharedArrayBuffer for the
  * workers (no second copy to wait for the collector), else an ArrayBuffer.
- * Deno.readFile took twice as long for the 66 MB City file (about 100 ms
- * against 55), a share of every start-up and of each `lookup` command.
+ * Deno.readFile is slower for the large City file, whose reading is a share
+ * of every start-up and of each `lookup` command.
  */
 async function readWholeFile(path: string, shared: boolean): Promise<Uint8Array> {
   using file = await Deno.open(path);

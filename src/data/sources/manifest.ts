@@ -273,9 +273,10 @@ const HASH_SLICE = 2 * 1024 * 1024;
 
 /**
  * Milliseconds of hashing between two turns of the event loop. A server
- * reloading its data hashes a 66 MB City file on the isolate that serves; in
- * one piece that held `/health` for over 100 ms. A turn after every slice
- * instead cost a command's start-up about 140 ms of idle timers (35 turns).
+ * reloading its data hashes a 66 MB City file on the isolate that serves, so
+ * hashing it in one piece would hold every request meanwhile, `/health`
+ * included; a turn after every slice would make a command's start-up wait on
+ * idle timers. A turn every few slices keeps both short.
  */
 const HASH_TURN_MS = 10;
 

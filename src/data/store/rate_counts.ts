@@ -4,13 +4,13 @@
  * (16 hex digits of a hash of the caller: never an API key, the same on every
  * server).
  *
- * Writing one KV entry per caller costs one SQLite write each (about 20,000/s
- * here at best), so the counts of one fixed window are grouped into SHARDS
- * entries by the caller's id: `["rate", windowSeconds, windowIndex, shard]` →
- * `{ [caller]: count }`. A sync then writes each shard it touches once, with
- * check-and-set (concurrent servers retry), `expireIn` two windows (KV `sum`
- * cannot expire), up to 100 shards per atomic commit (KV's limit on checks),
- * PARALLEL commits at once. A shard holds at most SHARD_CALLERS callers per
+ * Writing one KV entry per caller costs one SQLite write each, and SQLite's
+ * write rate would then bound the callers a sync can count, so the counts of
+ * one fixed window are grouped into SHARDS entries by the caller's id:
+ * `["rate", windowSeconds, windowIndex, shard]` → `{ [caller]: count }`. A
+ * sync then writes each shard it touches once, with check-and-set (concurrent
+ * servers retry), `expireIn` two windows (KV `sum` cannot expire), up to 100
+ * shards per atomic commit (KV's limit on checks), PARALLEL commits at once. A shard holds at most SHARD_CALLERS callers per
  * window; a caller beyond is counted by each server alone for that window. A
  * caller's last use, when asked for (API keys), is `["rate-used", caller]`
  * (no expiry; `keys delete` removes it).
@@ -47,8 +47,8 @@ const PARALLEL = 4;
 /**
  * Tries of one chunk against other writers. Servers syncing the same shards retry in step; the
  * back-off doubles (at random, up to 64 ms) so they fall out of step: with a fixed small
- * back-off, a burst on two servers met 20 collisions in a row on a busy machine and the sync
- * failed (tests/service/access/rate_limiter_test.ts, "a concurrent burst").
+ * back-off they stay in step and collide again, until a burst on two servers uses up its tries
+ * and the sync fails (tests/service/access/rate_limiter_test.ts, "a concurrent burst").
  */
 const MAX_ATTEMPTS = 30;
 /** How long a chunk retries a busy KV before the sync fails. */

@@ -151,8 +151,9 @@ async function runLookup(
 /**
  * Decoded records `lookup -` keeps per database unless IPINTEL_CACHE_SIZE sets
  * another number: a long run meets many more records than a server's working
- * set, and a record decoded again costs ten warm lookups. About 0.2 KB a
- * record (docs/design.md, Caching): at most about 100 MB per database.
+ * set, and decoding a record again costs far more than a warm lookup. At most
+ * about 100 MB per database (the bytes a cached record takes: docs/design.md,
+ * Caching).
  */
 export const STREAM_CACHE_SIZE = 500_000;
 

@@ -6,16 +6,15 @@
 
 import type { AccessControl } from "../../service/access/access.ts";
 import { type Config, VERSION } from "../../base/config.ts";
-import { createApp, type ServiceSlot } from "../../service/http/app.ts";
+import { createApp, ROUTE_LABELS } from "../../service/app/app.ts";
 import { createClientAddressResolver } from "../../service/http/client_address.ts";
-import type { FetchHandler } from "../../service/http/env.ts";
+import type { FetchHandler, Served, ServedSlot } from "../../service/http/env.ts";
 import { LineWriter } from "../../service/ops/access_log.ts";
 import { instrument } from "../../service/ops/instrument.ts";
 import { Metrics, type SharedCounts } from "../../service/ops/metrics.ts";
 import { createReadiness, type ReadinessCheck } from "../../service/ops/readiness.ts";
 import type { PolicyGate } from "../../service/policy/gate.ts";
 import { dataDirWriteProblem } from "./data_dir.ts";
-import type { Services } from "./services.ts";
 
 type ServerConfig =
   & Pick<
@@ -61,7 +60,7 @@ export interface Server {
    * Starts serving a data set (the first one, or a reloaded one): lookups are
    * counted, and the replaced set's cache counts are kept in the metrics.
    */
-  install(next: Services): void;
+  install(next: Served): void;
   /** Requests whose response is not made yet. */
   inFlight(): number;
   /** Resolves the next time no request is in flight (at once when none is). */
@@ -73,10 +72,11 @@ export interface Server {
 /** Builds the handler; bad configuration throws here, at start-up. */
 export function createServer(options: ServerOptions): Server {
   const { config } = options;
-  const services: ServiceSlot = { current: null };
+  const slot: ServedSlot = { current: null };
   const metrics = new Metrics({
-    dataSet: () => services.current?.data ?? null,
+    dataSet: () => slot.current?.data ?? null,
     version: VERSION,
+    routes: ROUTE_LABELS,
     shared: options.sharedCounts,
   });
   const writeError = options.writeError ?? ((text) => console.error(text));
@@ -86,16 +86,20 @@ export function createServer(options: ServerOptions): Server {
     const detail = error instanceof Error ? error.stack ?? error.message : String(error);
     writeError(`ipintel: internal error${id ? ` in request ${id}` : ""}: ${detail}`);
   };
+  // One resolver of client addresses: the routes and the access log read the same address.
+  const clientAddress = createClientAddressResolver(config);
   const instrumentation = instrument({
     metrics: config.metrics ? metrics : null,
     log: config.log,
     logFullIp: config.logFullIp,
     writeLine: (line) => log.add(line),
-    clientAddress: createClientAddressResolver(config),
+    clientAddress,
+    routes: ROUTE_LABELS,
   });
   const app = createApp({
-    services,
+    slot,
     config,
+    clientAddress,
     access: options.access,
     logError,
     ready: createReadiness(options.checks ?? []),
@@ -115,9 +119,9 @@ export function createServer(options: ServerOptions): Server {
     handler: app.fetch,
     metrics,
     install(next) {
-      const previous = services.current;
+      const previous = slot.current;
       const lookup = config.metrics ? metrics.countLookups(next.lookup) : next.lookup;
-      services.current = { data: next.data, lookup };
+      slot.current = { data: next.data, lookup };
       metrics.retireDataSet(previous?.data ?? null);
     },
     inFlight: instrumentation.inFlight,

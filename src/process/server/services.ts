@@ -40,9 +40,9 @@ export function servicesFor(data: DataSet, shared: SharedParts): Services {
 }
 
 /**
- * The current time, one Date per millisecond: a bulk list answers hundreds of
- * addresses within one, and a Date made for each was 2% of a long `lookup -`.
- * Its readers only read it (never set a field).
+ * The current time, one Date per millisecond: a bulk list or `lookup -` answers
+ * many addresses within one, and a Date made for each would be allocation on
+ * the hot path that changes nothing. Its readers only read it (never set a field).
  */
 function millisecondClock(): () => Date {
   let last = new Date();
@@ -95,8 +95,8 @@ export async function openSharedData(
 
 /**
  * The enrichment and user-agent caches. Country facts cost an ICU set-up on
- * first use (about 0.4 ms each; time zones come from a table): `now` pays them
- * all at once (about 0.1 s), `background` in slices between requests.
+ * first use (time zones come from a table), too slow for a request to pay:
+ * `now` pays them all at once, `background` in slices between requests.
  */
 export function createSharedParts(warm: "now" | "background" = "now"): SharedParts {
   const enrichment = createEnrichment({ warm: warm === "now" });

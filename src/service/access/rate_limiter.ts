@@ -9,7 +9,7 @@
  * at most one window after it was spent. The time of the newest unit is kept
  * (to a tenth of a second, rounded down), so once a window has passed since
  * it, nothing counts; `Retry-After` and `RateLimit-Reset` therefore never
- * exceed the window. A KV write per request would cap the service near 10k requests/s,
+ * exceed the window. A KV write per request would cap the service at the KV's write rate,
  * so a server admits up to an *allowance* from its own counts between syncs: a
  * tenth of what remained of the budget at its last sync (at least one unit).
  * Needing more, a request waits for a sync (at most SYNC_WAIT_MS). With N

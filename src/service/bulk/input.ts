@@ -91,8 +91,9 @@ export interface ReadInputOptions extends ReadAheadOptions {
  * Body bytes an HTTP stream parses without finding an item before it refuses
  * the body. A stream is charged one unit before it reads anything and one per
  * item, so each unit pays for at most this plus one slice (and an item's
- * {@link ITEM_CAP}) of parsing: 33 KiB, 0.4 ms of blank lines and 2.5 ms of the
- * slowest JSON to skip (numbers) on a loaded 2-core machine.
+ * {@link ITEM_CAP}) of parsing: 33 KiB, so a body of filler buys little work
+ * per unit, even of the slowest JSON to skip (numbers; the times are in
+ * docs/streamed-bulk.md).
  */
 export const HTTP_MAX_GAP_BYTES = 16 * 1024;
 

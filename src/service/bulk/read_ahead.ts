@@ -23,7 +23,7 @@ export const READ_AHEAD_MEMORY_BYTES = 1024 * 1024;
 
 /**
  * Body bytes a spill file holds at most: 256 MiB, about 17,000,000 IPv4 lines
- * (10,000,000 lines of a log's mix spill 163 MB). It is also what a client that
+ * (what a log's mix spills: docs/streamed-bulk.md). It is also what a client that
  * sends without ever reading can make one stream write to disk.
  */
 export const READ_AHEAD_SPILL_BYTES = 256 * 1024 * 1024;

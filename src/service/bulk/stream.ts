@@ -30,7 +30,6 @@ import {
 } from "../../base/errors.ts";
 import type { Lookup, LookupOptions } from "../../core/lookup/lookup.ts";
 import type { BulkItem, BulkStop } from "../../base/types.ts";
-import { withoutCacheFills } from "../../data/mmdb/reader.ts";
 import type { BulkInput, InputProgress } from "./input.ts";
 
 /** What the pipeline yields: a batch of items, or the stop that ends it. */
@@ -63,7 +62,7 @@ export interface BulkOptions {
   batchSize?: number;
   /**
    * False: the records the items' lookups decode are not kept in the record
-   * caches (see withoutCacheFills). A server's streamed answer, whose addresses
+   * caches (see the lookup's withoutCacheFills). A server's streamed answer, whose addresses
    * are mostly met once; `lookup -` keeps them (its own process, its own cache).
    */
   fillCaches?: boolean;
@@ -148,8 +147,9 @@ export async function* answerBulk(
               : lookupItem(batch[i]!, lookupOptions!, options.lookup);
           }
         };
-        if (options.fillCaches === false) withoutCacheFills(lookUp);
-        else lookUp();
+        if (options.fillCaches === false && options.lookup.withoutCacheFills) {
+          options.lookup.withoutCacheFills(lookUp);
+        } else lookUp();
         if (granted > 0) {
           answered += granted;
           if (idleMs > 0) {

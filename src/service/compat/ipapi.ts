@@ -19,44 +19,20 @@ import { CONTENT_TYPES } from "../../core/format/render.ts";
 import type { Lookup } from "../../core/lookup/lookup.ts";
 import { anonymizerFlags } from "../../data/risk/security.ts";
 import type { Json } from "../../base/types.ts";
+import type { AppContext } from "../http/env.ts";
+import type { Route, RouteTools } from "../http/route.ts";
 import {
-  type CompatAnswer,
-  type CompatPipeline,
-  type CompatRequest,
-  type CompatRoute,
+  authenticate,
+  charge,
   ownKeyHeader,
-} from "./pipeline.ts";
+  readJson,
+  type VendorAnswer,
+  vendorRoute,
+} from "./vendor_route.ts";
+import { IPAPI_BATCH_MAX, IPAPI_FIELDS } from "./fields.ts";
+import { IPAPI_BATCH_DOC, IPAPI_IP_DOC, IPAPI_ME_DOC } from "./openapi.ts";
 
 const JSON_TYPE = CONTENT_TYPES.json;
-
-/** ip-api's fields in its output order, with the bit each has in the numeric `fields`. */
-export const IPAPI_FIELDS: readonly (readonly [string, number])[] = [
-  ["status", 16384],
-  ["message", 32768],
-  ["continent", 1048576],
-  ["continentCode", 2097152],
-  ["country", 1],
-  ["countryCode", 2],
-  ["region", 4],
-  ["regionName", 8],
-  ["city", 16],
-  ["district", 524288],
-  ["zip", 32],
-  ["lat", 64],
-  ["lon", 128],
-  ["timezone", 256],
-  ["offset", 33554432],
-  ["currency", 8388608],
-  ["isp", 512],
-  ["org", 1024],
-  ["as", 2048],
-  ["asname", 4194304],
-  ["reverse", 4096],
-  ["mobile", 65536],
-  ["proxy", 131072],
-  ["hosting", 16777216],
-  ["query", 8192],
-];
 
 /** ip-api's default: status, message, country … as, query (its documented 61439). */
 const DEFAULT_FIELDS = new Set([
@@ -76,9 +52,6 @@ const DEFAULT_FIELDS = new Set([
   "as",
   "query",
 ]);
-
-/** Most queries in one `POST /batch`, as ip-api allows. */
-export const IPAPI_BATCH_MAX = 100;
 
 /** The fields a `fields` value asks for: comma-separated names, or the numeric bitmask. */
 export function parseIpApiFields(value: string | undefined | null): ReadonlySet<string> {
@@ -164,7 +137,7 @@ function failMessage(error: unknown): string | null {
 }
 
 /** Errors of the request as a whole: ip-api's fail body with our status and message. */
-export function ipapiError(error: AppError | null): CompatAnswer {
+export function ipapiError(error: AppError | null): VendorAnswer {
   const answer = (status: number, message: string, headers?: Record<string, string>) => ({
     status,
     contentType: JSON_TYPE,
@@ -195,24 +168,24 @@ function rateHeaders(decision: RateDecision | null): Record<string, string> | un
 }
 
 /** The key an ip-api script sends. */
-function keyOf(request: CompatRequest): string | null {
-  return request.query("key") ?? ownKeyHeader(request.headers) ?? request.query("apiKey") ?? null;
+function keyOf(c: AppContext): string | null {
+  return c.req.query("key") ?? ownKeyHeader(c.req.raw.headers) ?? c.req.query("apiKey") ?? null;
 }
 
 /** `lang` when the City database carries it; ip-api answers English for any other. */
-function langOf(value: unknown, pipeline: CompatPipeline): string | null {
+function langOf(value: unknown, tools: RouteTools, c: AppContext): string | null {
   if (typeof value !== "string") return null;
-  return pipeline.served().data.city?.metadata.languages.includes(value) ? value : null;
+  return tools.served(c).data.city?.metadata.languages.includes(value) ? value : null;
 }
 
-async function single(request: CompatRequest, pipeline: CompatPipeline, query: string | null) {
-  pipeline.authenticate(keyOf(request));
-  const decision = await pipeline.charge(1);
+async function single(c: AppContext, tools: RouteTools, query: string | null) {
+  authenticate(tools, c, keyOf(c));
+  const decision = await charge(tools, c, 1);
   const body = ipapiBody(
-    pipeline.served().lookup,
-    query ?? pipeline.clientAddress(),
-    parseIpApiFields(request.query("fields")),
-    langOf(request.query("lang"), pipeline),
+    tools.served(c).lookup,
+    query ?? tools.client(c),
+    parseIpApiFields(c.req.query("fields")),
+    langOf(c.req.query("lang"), tools, c),
   );
   return {
     status: 200,
@@ -249,40 +222,55 @@ function batchItems(body: unknown): BatchItem[] {
   });
 }
 
-export const IPAPI_ROUTES: readonly CompatRoute[] = [
+/** ip-api's label in metrics and logs: `/json` and `/json/{ip}`. */
+const IPAPI_FAMILY = "/json/{ip}";
+
+export const IPAPI_ROUTES: readonly Route[] = [
   // `/json` and `/json/`: the caller.
-  { method: "GET", path: "/json", error: ipapiError, handle: (r, p) => single(r, p, null) },
-  { method: "GET", path: "/json/", error: ipapiError, handle: (r, p) => single(r, p, null) },
-  {
+  vendorRoute({
     method: "GET",
-    path: "/json/:ip{.+}",
+    path: "/json",
+    family: IPAPI_FAMILY,
+    empty: true,
+    doc: IPAPI_ME_DOC,
     error: ipapiError,
-    handle: (r, p) => single(r, p, r.params.ip!),
-  },
-  {
+    handle: (c, tools) => single(c, tools, null),
+  }),
+  vendorRoute({
+    method: "GET",
+    path: "/json/{ip}",
+    family: IPAPI_FAMILY,
+    empty: false,
+    doc: IPAPI_IP_DOC,
+    error: ipapiError,
+    handle: (c, tools) => single(c, tools, c.req.param("ip")!),
+  }),
+  vendorRoute({
     method: "POST",
     path: "/batch",
+    family: "/batch",
+    doc: IPAPI_BATCH_DOC,
     error: ipapiError,
-    async handle(request, pipeline) {
-      pipeline.authenticate(keyOf(request));
+    async handle(c, tools) {
+      authenticate(tools, c, keyOf(c));
       // ip-api reads the body as JSON whatever its Content-Type (`curl -d` sends a form type).
-      const body = await request.json(IPAPI_BATCH_MAX * 256, { anyContentType: true });
+      const body = await readJson(c, IPAPI_BATCH_MAX * 256, { anyContentType: true });
       const items = batchItems(body);
       if (items.length === 0 || items.length > IPAPI_BATCH_MAX) {
         throw new BadRequestError(
           `Batch of ${items.length} queries: give 1 to ${IPAPI_BATCH_MAX}, as ip-api allows`,
         );
       }
-      const decision = await pipeline.charge(items.length);
-      const { lookup } = pipeline.served();
-      const fields = request.query("fields");
-      const lang = request.query("lang");
+      const decision = await charge(tools, c, items.length);
+      const { lookup } = tools.served(c);
+      const fields = c.req.query("fields");
+      const lang = c.req.query("lang");
       const answers = items.map((item) =>
         ipapiBody(
           lookup,
           item.query,
           parseIpApiFields(item.fields ?? fields),
-          langOf(item.lang ?? lang, pipeline),
+          langOf(item.lang ?? lang, tools, c),
         )
       );
       return {
@@ -292,5 +280,7 @@ export const IPAPI_ROUTES: readonly CompatRoute[] = [
         headers: rateHeaders(decision),
       };
     },
-  },
+  }),
 ];
+
+export { IPAPI_BATCH_MAX, IPAPI_FIELDS };

@@ -15,12 +15,16 @@ import type { LookupDetail } from "../../core/lookup/lookup.ts";
 import { anonymizerFlags } from "../../data/risk/security.ts";
 import type { CityRecord } from "../../data/mmdb/records.ts";
 import type { Json } from "../../base/types.ts";
+import type { AppContext } from "../http/env.ts";
+import type { Route } from "../http/route.ts";
 import {
-  type CompatAnswer,
-  type CompatRequest,
-  type CompatRoute,
+  authenticate,
+  charge,
   ownKeyHeader,
-} from "./pipeline.ts";
+  type VendorAnswer,
+  vendorRoute,
+} from "./vendor_route.ts";
+import { MAXMIND_CITY_DOC, MAXMIND_COUNTRY_DOC, MAXMIND_INSIGHTS_DOC } from "./openapi.ts";
 import { basicCredentials } from "../access/credentials.ts";
 
 export type MaxMindService = "country" | "city" | "insights";
@@ -102,7 +106,7 @@ export function maxmindBody(
 }
 
 /** MaxMind's error code and status for one of our errors (null: an unexpected failure). */
-export function maxmindError(error: AppError | null): CompatAnswer {
+export function maxmindError(error: AppError | null): VendorAnswer {
   const answer = (
     status: number,
     code: string,
@@ -141,24 +145,36 @@ export function maxmindError(error: AppError | null): CompatAnswer {
 }
 
 /** The key a MaxMind client sends: the licence key of Basic auth, else ipintel's X-API-Key. */
-function keyOf(request: CompatRequest): string | null {
-  const basic = basicCredentials(request.headers);
+function keyOf(c: AppContext): string | null {
+  const basic = basicCredentials(c.req.raw.headers);
   if (basic && basic.password !== "") return basic.password;
-  return ownKeyHeader(request.headers) ?? request.query("apiKey") ?? null;
+  return ownKeyHeader(c.req.raw.headers) ?? c.req.query("apiKey") ?? null;
 }
 
 /** The three services' routes. */
-export const MAXMIND_ROUTES: readonly CompatRoute[] = MAXMIND_SERVICES.map((service) => ({
-  method: "GET",
-  path: `/geoip/v2.1/${service}/:ip{.+}`,
-  error: maxmindError,
-  async handle(request, pipeline) {
-    pipeline.authenticate(keyOf(request));
-    const decision = await pipeline.charge(1);
-    const { lookup, data } = pipeline.served();
-    const ip = request.params.ip === "me" ? pipeline.clientAddress() : request.params.ip!;
-    const detail = lookup.detail(ip);
-    const body = maxmindBody(service, detail, { hasIsp: data.isp !== null, decision });
-    return { status: 200, contentType: contentType(service), body: JSON.stringify(body) };
-  },
-}));
+const DOCS: Record<MaxMindService, Route["doc"]> = {
+  country: MAXMIND_COUNTRY_DOC,
+  city: MAXMIND_CITY_DOC,
+  insights: MAXMIND_INSIGHTS_DOC,
+};
+
+export const MAXMIND_ROUTES: readonly Route[] = MAXMIND_SERVICES.map((service) =>
+  vendorRoute({
+    method: "GET",
+    path: `/geoip/v2.1/${service}/{ip}`,
+    family: `/geoip/v2.1/${service}/{ip}`,
+    empty: false,
+    doc: DOCS[service],
+    error: maxmindError,
+    async handle(c, tools) {
+      authenticate(tools, c, keyOf(c));
+      const decision = await charge(tools, c, 1);
+      const { lookup, data } = tools.served(c);
+      const param = c.req.param("ip")!;
+      const ip = param === "me" ? tools.client(c) : param;
+      const detail = lookup.detail(ip);
+      const body = maxmindBody(service, detail, { hasIsp: data.isp !== null, decision });
+      return { status: 200, contentType: contentType(service), body: JSON.stringify(body) };
+    },
+  })
+);

@@ -4,8 +4,7 @@
  * are the vendors' own, so they are described, not restated field by field.
  */
 
-import { IPAPI_BATCH_MAX, IPAPI_FIELDS } from "./ipapi.ts";
-import { IPINFO_FIELDS } from "./ipinfo.ts";
+import { IPAPI_BATCH_MAX, IPAPI_FIELDS, IPINFO_FIELDS } from "./fields.ts";
 
 const json = (schema: unknown, type = "application/json") => ({ [type]: { schema } });
 const ipParameter = (description: string) => ({
@@ -139,138 +138,158 @@ const ipapiErrors = {
 };
 
 /** The compatible APIs' paths, merged into the document's `paths`. */
-export const COMPAT_OPENAPI_PATHS = {
-  "/geoip/v2.1/country/{ip}": maxmindService("country", "continent and countries"),
-  "/geoip/v2.1/city/{ip}": maxmindService("city", "country, subdivisions, city, location, ASN"),
-  "/geoip/v2.1/insights/{ip}": maxmindService("insights", "city and anonymizer flags"),
-  "/ipinfo": {
-    get: {
-      summary: "ipinfo: the caller (also `/ipinfo/` and `/ipinfo/json`)",
-      security: ipinfoSecurity,
-      responses: {
-        "200": { description: "ipinfo's body", content: json(ipinfoBody) },
-        ...ipinfoErrors,
-      },
+/** The OpenAPI operations of `/geoip/v2.1/country/{ip}`. */
+export const MAXMIND_COUNTRY_DOC = maxmindService("country", "continent and countries");
+
+/** The OpenAPI operations of `/geoip/v2.1/city/{ip}`. */
+export const MAXMIND_CITY_DOC = maxmindService(
+  "city",
+  "country, subdivisions, city, location, ASN",
+);
+
+/** The OpenAPI operations of `/geoip/v2.1/insights/{ip}`. */
+export const MAXMIND_INSIGHTS_DOC = maxmindService("insights", "city and anonymizer flags");
+
+/** The OpenAPI operations of `/ipinfo`. */
+export const IPINFO_ME_DOC = {
+  get: {
+    summary: "ipinfo: the caller (also `/ipinfo/` and `/ipinfo/json`)",
+    security: ipinfoSecurity,
+    responses: {
+      "200": { description: "ipinfo's body", content: json(ipinfoBody) },
+      ...ipinfoErrors,
     },
   },
-  "/ipinfo/{ip}": {
-    parameters: [
-      ipParameter(
-        "An address, or for the caller `json`, a field name (`/ipinfo/city`) or nothing (`/ipinfo/`)",
-      ),
-    ],
-    get: {
-      summary: "ipinfo: one address (node-ipinfo with baseUrl …/ipinfo)",
-      description:
-        "Unknown values are left out. A reserved range with no data answers {ip, bogon: true}. The key: ?token=, Authorization: Bearer, or X-API-Key.",
-      security: ipinfoSecurity,
-      responses: {
-        "200": { description: "ipinfo's body", content: json(ipinfoBody) },
-        ...ipinfoErrors,
-      },
+};
+
+/** The OpenAPI operations of `/ipinfo/{ip}`. */
+export const IPINFO_IP_DOC = {
+  parameters: [
+    ipParameter(
+      "An address, or for the caller `json`, a field name (`/ipinfo/city`) or nothing (`/ipinfo/`)",
+    ),
+  ],
+  get: {
+    summary: "ipinfo: one address (node-ipinfo with baseUrl …/ipinfo)",
+    description:
+      "Unknown values are left out. A reserved range with no data answers {ip, bogon: true}. The key: ?token=, Authorization: Bearer, or X-API-Key.",
+    security: ipinfoSecurity,
+    responses: {
+      "200": { description: "ipinfo's body", content: json(ipinfoBody) },
+      ...ipinfoErrors,
     },
   },
-  "/ipinfo/{ip}/{field}": {
-    parameters: [
-      ipParameter("An IPv4 or IPv6 address"),
-      {
-        name: "field",
-        in: "path",
-        required: true,
-        schema: { type: "string", enum: ["json", ...IPINFO_FIELDS] },
+};
+
+/** The OpenAPI operations of `/ipinfo/{ip}/{field}`. */
+export const IPINFO_FIELD_DOC = {
+  parameters: [
+    ipParameter("An IPv4 or IPv6 address"),
+    {
+      name: "field",
+      in: "path",
+      required: true,
+      schema: { type: "string", enum: ["json", ...IPINFO_FIELDS] },
+    },
+  ],
+  get: {
+    summary: "ipinfo: one field as plain text (`json`: the whole body)",
+    security: ipinfoSecurity,
+    responses: {
+      "200": {
+        description: 'The value and a newline ("undefined" when unknown); JSON for objects',
+        content: { "text/plain": { schema: { type: "string" } }, ...json(ipinfoBody) },
       },
-    ],
-    get: {
-      summary: "ipinfo: one field as plain text (`json`: the whole body)",
-      security: ipinfoSecurity,
-      responses: {
-        "200": {
-          description: 'The value and a newline ("undefined" when unknown); JSON for objects',
-          content: { "text/plain": { schema: { type: "string" } }, ...json(ipinfoBody) },
-        },
-        ...ipinfoErrors,
-      },
+      ...ipinfoErrors,
     },
   },
-  "/ipinfo/batch": {
-    post: {
-      summary: "ipinfo: many paths at once",
-      security: ipinfoSecurity,
-      requestBody: {
-        required: true,
-        content: json({ type: "array", items: { type: "string" } }),
-        description: 'Paths like "8.8.8.8" or "8.8.8.8/city", at most IPINTEL_BULK_MAX',
-      },
-      responses: {
-        "200": { description: "An object keyed by path", content: json({ type: "object" }) },
-        "400": { description: "Not an array of paths, or too many", content: json(ipinfoError) },
-        ...ipinfoErrors,
-      },
+};
+
+/** The OpenAPI operations of `/ipinfo/batch`. */
+export const IPINFO_BATCH_DOC = {
+  post: {
+    summary: "ipinfo: many paths at once",
+    security: ipinfoSecurity,
+    requestBody: {
+      required: true,
+      content: json({ type: "array", items: { type: "string" } }),
+      description: 'Paths like "8.8.8.8" or "8.8.8.8/city", at most IPINTEL_BULK_MAX',
+    },
+    responses: {
+      "200": { description: "An object keyed by path", content: json({ type: "object" }) },
+      "400": { description: "Not an array of paths, or too many", content: json(ipinfoError) },
+      ...ipinfoErrors,
     },
   },
-  "/json": {
-    get: {
-      summary: "ip-api.com: the caller (also `/json/`)",
-      parameters: ipapiParameters,
-      security: ipapiSecurity,
-      responses: {
-        "200": { description: "ip-api's body", content: json(ipapiBody) },
-        ...ipapiErrors,
-      },
+};
+
+/** The OpenAPI operations of `/json`. */
+export const IPAPI_ME_DOC = {
+  get: {
+    summary: "ip-api.com: the caller (also `/json/`)",
+    parameters: ipapiParameters,
+    security: ipapiSecurity,
+    responses: {
+      "200": { description: "ip-api's body", content: json(ipapiBody) },
+      ...ipapiErrors,
     },
   },
-  "/json/{ip}": {
-    parameters: [ipParameter("An address; empty (`/json/`) for the caller")],
-    get: {
-      summary: "ip-api.com: one address",
-      parameters: ipapiParameters,
-      security: ipapiSecurity,
-      responses: {
-        "200": { description: "ip-api's body", content: json(ipapiBody) },
-        ...ipapiErrors,
-      },
+};
+
+/** The OpenAPI operations of `/json/{ip}`. */
+export const IPAPI_IP_DOC = {
+  parameters: [ipParameter("An address; empty (`/json/`) for the caller")],
+  get: {
+    summary: "ip-api.com: one address",
+    parameters: ipapiParameters,
+    security: ipapiSecurity,
+    responses: {
+      "200": { description: "ip-api's body", content: json(ipapiBody) },
+      ...ipapiErrors,
     },
   },
-  "/batch": {
-    post: {
-      summary: `ip-api.com: up to ${IPAPI_BATCH_MAX} queries`,
-      parameters: ipapiParameters,
-      security: ipapiSecurity,
-      requestBody: {
-        required: true,
-        content: json({
-          type: "array",
-          maxItems: IPAPI_BATCH_MAX,
-          items: {
-            oneOf: [
-              { type: "string" },
-              {
-                type: "object",
-                required: ["query"],
-                properties: {
-                  query: { type: "string" },
-                  fields: { type: ["string", "integer"] },
-                  lang: { type: "string" },
-                },
+};
+
+/** The OpenAPI operations of `/batch`. */
+export const IPAPI_BATCH_DOC = {
+  post: {
+    summary: `ip-api.com: up to ${IPAPI_BATCH_MAX} queries`,
+    parameters: ipapiParameters,
+    security: ipapiSecurity,
+    requestBody: {
+      required: true,
+      content: json({
+        type: "array",
+        maxItems: IPAPI_BATCH_MAX,
+        items: {
+          oneOf: [
+            { type: "string" },
+            {
+              type: "object",
+              required: ["query"],
+              properties: {
+                query: { type: "string" },
+                fields: { type: ["string", "integer"] },
+                lang: { type: "string" },
               },
-            ],
-          },
-        }),
-      },
-      responses: {
-        "200": {
-          description: "One answer per query, in order",
-          content: json({ type: "array", items: ipapiBody }),
+            },
+          ],
         },
-        "400": {
-          description: '{"status":"fail"}: malformed or too many',
-          content: json(ipapiBody),
-        },
-        ...ipapiErrors,
+      }),
+    },
+    responses: {
+      "200": {
+        description: "One answer per query, in order",
+        content: json({ type: "array", items: ipapiBody }),
       },
+      "400": {
+        description: '{"status":"fail"}: malformed or too many',
+        content: json(ipapiBody),
+      },
+      ...ipapiErrors,
     },
   },
-} as const;
+};
 
 /** The ways the compatible APIs take the key. */
 export const COMPAT_SECURITY_SCHEMES = {

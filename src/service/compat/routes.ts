@@ -7,9 +7,9 @@
 import { IPAPI_ROUTES } from "./ipapi.ts";
 import { IPINFO_ROUTES } from "./ipinfo.ts";
 import { MAXMIND_ROUTES } from "./maxmind.ts";
-import type { CompatRoute } from "./pipeline.ts";
+import type { Route } from "../http/route.ts";
 
-export const COMPAT_ROUTES: readonly CompatRoute[] = [
+export const COMPAT_ROUTES: readonly Route[] = [
   ...MAXMIND_ROUTES,
   ...IPINFO_ROUTES,
   ...IPAPI_ROUTES,

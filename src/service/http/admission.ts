@@ -78,11 +78,6 @@ export function createAdmission(
   };
 }
 
-/** Identifies the caller by the native API's key (see {@link Admission.identifyByKey}) and hands it on. */
-export function identifyByKey(admission: Admission, c: AppContext): void {
-  c.set("caller", admission.identifyByKey(c));
-}
-
 /** The native API's key of a request (see {@link Admission.identifyByKey}). */
 function keyOf(c: AppContext): string | null {
   return apiKeyOf(c.req.query("apiKey"), c.req.raw.headers);

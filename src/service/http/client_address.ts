@@ -10,6 +10,7 @@ import { FORWARDED_HEADERS, type ForwardedHeader } from "../../base/config.ts";
 import { BadRequestError, quoteInput } from "../../base/errors.ts";
 import { type Cidr, cidrContains, parseCidr } from "../../base/ip/cidr.ts";
 import { type ParsedIp, parseIp } from "../../base/ip/parse.ts";
+import { type AppContext, peerAddress } from "./env.ts";
 
 /** The caller's canonical address, from the peer address and the request headers. */
 export type ClientAddressResolver = (peer: string, headers: Headers) => string;
@@ -188,4 +189,18 @@ function tryParse(text: string): ParsedIp | null {
   } catch {
     return null; // the caller reports the header, not the address
   }
+}
+
+/**
+ * The caller's address of `c`, resolved once per request (kept in the
+ * context as `client`): the route, the key rule and the access log all read
+ * this one.
+ */
+export function clientOf(c: AppContext, resolve: ClientAddressResolver): string {
+  let address = c.get("client");
+  if (address === undefined) {
+    address = resolve(peerAddress(c), c.req.raw.headers);
+    c.set("client", address);
+  }
+  return address;
 }

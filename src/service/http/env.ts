@@ -3,13 +3,29 @@
 import type { Context } from "hono";
 import type { Caller } from "../access/access.ts";
 import type { RateDecision } from "../access/rate_limiter.ts";
-import type { ServiceSlot } from "./service_slot.ts";
+import type { Lookup } from "../../core/lookup/lookup.ts";
+import type { DataSet } from "../../data/sources/data_set.ts";
 import { CONTENT_TYPES, type OutputFormat } from "../../core/format/render.ts";
 
-/** What both servers pass beside the request: the TCP peer, and node:http's GET body. */
+/**
+ * What both servers pass beside the request: the TCP peer, and node:http's GET
+ * body; the app sets `streamed` when its answer is a stream to write as it comes.
+ */
 export interface ServeEnv {
   remoteAddr?: Deno.NetAddr;
   getBody?: ReadableStream<Uint8Array> | null;
+  streamed?: boolean;
+}
+
+/** What answers a request: a data set and the lookup over it, swapped whole on a reload. */
+export interface Served {
+  data: DataSet;
+  lookup: Lookup;
+}
+
+/** Where the server keeps what it serves; `current` is null while the data is still loading. */
+export interface ServedSlot {
+  current: Served | null;
 }
 
 export interface AppEnv {
@@ -20,18 +36,25 @@ export interface AppEnv {
     caller: Caller | null;
     /** The last rate decision charged: its RateLimit headers go on the answer. */
     rate: RateDecision | null;
-    /** The route table entry whose path a request no handler took belongs to (its 405). */
-    family: number;
+    /** The index of the request's route label (its route's family; the 405s' too). */
+    route: number;
+    /** The caller's address, once resolved (trusted proxies applied). */
+    client: string;
+    /** The answer is a stream: written as it comes, counted as it passes, not read whole. */
+    streamed: boolean;
     /** When the request arrived (performance.now()), for its duration in metrics and logs. */
     startedAt: number;
     /** Set by hono/request-id while the access log is on. */
     requestId: string;
     /** The data set that answers this request, pinned when it arrives (null: still loading). */
-    served: ServiceSlot["current"];
+    served: Served | null;
   };
 }
 
 export type AppContext = Context<AppEnv>;
+
+/** Where 5xx details go, with the request (for its id). */
+export type ErrorLog = (error: unknown, c: AppContext) => void;
 
 /** The handler both servers run (Deno.serve's and node_server's signature). */
 export type FetchHandler = (request: Request, env?: ServeEnv) => Response | Promise<Response>;

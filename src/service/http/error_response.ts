@@ -13,12 +13,11 @@ import {
   STATUS_BY_CODE,
 } from "../../base/errors.ts";
 import { renderError } from "../../core/format/render.ts";
-import type { AppContext } from "./env.ts";
-import { requestTarget, targetFormat } from "./request_target.ts";
-import { allowedMethods, type RouteSpec } from "./routes.ts";
+import type { AppContext, ErrorLog } from "./env.ts";
 
-/** Where 5xx details go, with the request (for its id). */
-export type ErrorLog = (error: unknown, c: AppContext) => void;
+export type { ErrorLog };
+import { requestTarget, targetFormat } from "./request_target.ts";
+import { allowedMethods, type RouteMethod } from "./route.ts";
 
 /** The answer to `error`: its status and message, 500 (logged, generic) when unexpected. */
 export function errorResponse(c: AppContext, error: unknown, logError: ErrorLog): Response {
@@ -46,12 +45,16 @@ export function noRoute(c: AppContext): AppError {
  * route does not serve (HEAD is judged as GET), else 404 (a compatible API's
  * family holds no route for the path).
  */
-export function unservedMethod(c: AppContext, route: RouteSpec): AppError {
+export function unservedMethod(
+  c: AppContext,
+  family: string,
+  methods: readonly RouteMethod[],
+): AppError {
   const method = c.req.method === "HEAD" ? "GET" : c.req.method;
-  if (!(route.methods as readonly string[]).includes(method)) {
-    const allow = allowedMethods(route);
+  if (!(methods as readonly string[]).includes(method)) {
+    const allow = allowedMethods(methods);
     return new MethodNotAllowedError(
-      `Method ${quoteInput(method)} is not allowed on ${route.path}: use ${allow.join(", ")}`,
+      `Method ${quoteInput(method)} is not allowed on ${family}: use ${allow.join(", ")}`,
       allow,
     );
   }

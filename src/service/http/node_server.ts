@@ -8,14 +8,20 @@
 import http from "node:http";
 import https from "node:https";
 import { BadRequestError, capInput } from "../../base/errors.ts";
-import { isStreamedBody } from "./streamed.ts";
-import { checkRequest, rejectionResponse, unsupportedMethod } from "./request_target.ts";
+import {
+  createRequestCheck,
+  rejectionResponse,
+  type RequestCheck,
+  unsupportedMethod,
+} from "./request_target.ts";
 
 /** What the handler receives as its second argument (the app's `ServeEnv`, src/service/http/env.ts). */
 export interface NodeServeEnv {
   remoteAddr: Deno.NetAddr;
   /** The body of a GET or HEAD request, which a Fetch Request cannot hold. */
   getBody: ReadableStream<Uint8Array> | null;
+  /** Set by the app when its answer is a stream (src/service/http/streamed.ts). */
+  streamed?: boolean;
 }
 
 export interface NodeServer {
@@ -47,15 +53,17 @@ export function serveWithNodeHttp(
   handler: Handler,
 ): Promise<NodeServer> {
   const requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
+  const checkRequest = createRequestCheck();
   const listener = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const deadline = requestDeadline(req, res, requestTimeoutMs);
     try {
-      const response = await answer(req, handler);
+      const env: { streamed?: boolean } = {};
+      const response = await answer(req, handler, checkRequest, env);
       const headers: Record<string, string | string[]> = {};
       response.headers.forEach((value, key) => {
         headers[key] = key === "set-cookie" ? [...(headers[key] ?? []), value] : value;
       });
-      if (response.body && isStreamedBody(response.body) && req.method !== "HEAD") {
+      if (response.body && env.streamed && req.method !== "HEAD") {
         // A streamed answer (a streamed bulk) reads its body as it answers, for as
         // long as the stream's own idle timeout allows: no whole-request deadline.
         deadline.clear();
@@ -163,7 +171,12 @@ function requestDeadline(
  * a method a Fetch Request cannot carry (TRACE) or a URL that cannot be built
  * from a malformed Host must get a 4xx envelope, not a 500.
  */
-function answer(req: http.IncomingMessage, handler: Handler): Response | Promise<Response> {
+function answer(
+  req: http.IncomingMessage,
+  handler: Handler,
+  checkRequest: RequestCheck,
+  marks: { streamed?: boolean },
+): Response | Promise<Response> {
   const method = req.method ?? "GET";
   const target = originFormTarget(req.url ?? "/");
   const problem = unsupportedMethod(method) ?? checkRequest(req.headers.host ?? null, target);
@@ -176,7 +189,13 @@ function answer(req: http.IncomingMessage, handler: Handler): Response | Promise
     const message = capInput(`Malformed request: ${(error as Error).message}`, 200);
     return rejectionResponse(new BadRequestError(message), target);
   }
-  return handler(...converted);
+  const [request, env] = converted;
+  const answered = handler(request, env);
+  const marked = (response: Response) => {
+    marks.streamed = env.streamed;
+    return response;
+  };
+  return answered instanceof Promise ? answered.then(marked) : marked(answered);
 }
 
 /** `/path?query` as sent; the path and query of an absolute-form target; anything else as is. */

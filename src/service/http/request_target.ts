@@ -16,23 +16,18 @@ import {
   STATUS_BY_CODE,
 } from "../../base/errors.ts";
 import { type OutputFormat, parseFormat, renderError } from "../../core/format/mod.ts";
-import { SERVED_METHODS } from "./routes.ts";
+import { SERVED_METHODS } from "./route.ts";
 
 // RFC 9110 7.2 Host = uri-host [":" port], narrowed to what a client of this
 // API sends: a DNS name or IPv4 address, or a bracketed IPv6 literal.
 // Percent-encoding, userinfo (`@`), spaces and delimiters are refused.
 const HOST = /^(?:[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
 
-/** The last Host found valid: a server sees the same few over and over. */
-let lastValidHost = "";
-
 /** True for a missing Host (HTTP/1.0, in-process requests) or a well-formed one. */
 function isValidHost(host: string | null): boolean {
-  if (host === null || host === "" || host === lastValidHost) return true;
+  if (host === null || host === "") return true;
   const match = HOST.exec(host);
-  const valid = match !== null && (match[1] === undefined || Number(match[1]) <= 65535);
-  if (valid) lastValidHost = host;
-  return valid;
+  return match !== null && (match[1] === undefined || Number(match[1]) <= 65535);
 }
 
 /**
@@ -89,32 +84,41 @@ export function targetFormat(target: string): OutputFormat {
  */
 export const MAX_TARGET_LENGTH = 32_768;
 
+/** What is wrong with a request before any route sees it (see {@link createRequestCheck}), or null. */
+export type RequestCheck = (host: string | null, target: string) => AppError | null;
+
 /**
- * What is wrong with a request before any route sees it, or null: a target
- * over {@link MAX_TARGET_LENGTH} (414), a malformed
- * Host header (400) or a target that is not a path (400). The app's first
- * rule (rules/host_check.ts) and the node:http server call it. A
- * method is judged by the route the path names (app.ts: 404 for no route, else
- * 405 with that route's `Allow`).
+ * The check of a request before any route sees it: a target over
+ * {@link MAX_TARGET_LENGTH} (414), a malformed Host header (400) or a target
+ * that is not a path (400). The app's first rule (rules/host_check.ts) and
+ * the node:http server make one each. A method is judged by the route the path
+ * names (404 for no route, else 405 with that route's `Allow`). It remembers
+ * the last Host it found valid: a server sees the same few over and over.
  */
-export function checkRequest(host: string | null, target: string): AppError | null {
-  if (target.length > MAX_TARGET_LENGTH) {
-    return new AppError(
-      "uri_too_long",
-      `Request target of ${target.length} bytes is longer than the limit of ${MAX_TARGET_LENGTH}: POST /bulk takes any number of addresses`,
-    );
-  }
-  if (!isValidHost(host)) {
-    return new BadRequestError(
-      `Invalid Host header ${
-        quoteInput(host!)
-      }: expected a host name or address and an optional port`,
-    );
-  }
-  if (!target.startsWith("/")) {
-    return new BadRequestError(`Invalid request target ${quoteInput(target)}: expected a path`);
-  }
-  return null;
+export function createRequestCheck(): RequestCheck {
+  let lastValidHost = "";
+  return (host, target) => {
+    if (target.length > MAX_TARGET_LENGTH) {
+      return new AppError(
+        "uri_too_long",
+        `Request target of ${target.length} bytes is longer than the limit of ${MAX_TARGET_LENGTH}: POST /bulk takes any number of addresses`,
+      );
+    }
+    if (host !== lastValidHost) {
+      if (!isValidHost(host)) {
+        return new BadRequestError(
+          `Invalid Host header ${
+            quoteInput(host!)
+          }: expected a host name or address and an optional port`,
+        );
+      }
+      if (host) lastValidHost = host;
+    }
+    if (!target.startsWith("/")) {
+      return new BadRequestError(`Invalid request target ${quoteInput(target)}: expected a path`);
+    }
+    return null;
+  };
 }
 
 /**

@@ -1,17 +1,16 @@
 /**
  * The app's outermost answer rule (src/service/http/rules/rules.ts): counts every
- * request for `/metrics`, writes its access log line (the id hono/request-id
- * gave it), and knows how many requests are in flight (shutdown waits for them).
+ * request for `/metrics`, writes its access log line (with the request's id),
+ * and knows how many requests are in flight (shutdown waits for them).
  */
 
-import { requestId } from "hono/request-id";
 import type { AnswerRule } from "../http/rules/rules.ts";
-import type { AppContext, AppEnv } from "../http/env.ts";
-import { isStreamedResponse, markStreamed, markStreamedResponse } from "../http/streamed.ts";
+import type { AppContext } from "../http/env.ts";
+import { type ClientAddressResolver, clientOf } from "../http/client_address.ts";
+import { isStreamed } from "../http/streamed.ts";
 import { accessLogLine, type LogMode, truncateAddress } from "./access_log.ts";
 import { methodIndex, type Metrics } from "./metrics.ts";
-import { createRequestIds, MAX_REQUEST_ID_LENGTH } from "./request_id.ts";
-import { routeLabelIndex, ROUTES } from "./route.ts";
+import { createRequestIdAssigner } from "./request_id.ts";
 
 export interface InstrumentOptions {
   /** Where requests are counted; null: not counted (IPINTEL_METRICS=false). */
@@ -21,15 +20,17 @@ export interface InstrumentOptions {
   logFullIp: boolean;
   /** Receives each access log line (without newline). */
   writeLine: (line: string) => void;
-  /** The client address of a request, as `/me` sees it (trusted proxies applied). */
-  clientAddress: (peer: string, headers: Headers) => string;
+  /** The client address of a request, as `/me` sees it (the app's resolver: one per server). */
+  clientAddress: ClientAddressResolver;
+  /** The route labels, by the index the app gives each request (`route` in the context). */
+  routes: readonly string[];
 }
 
 export interface Instrumentation {
   /**
    * The outermost answer rule: before the others, it starts the clock and
-   * gives the request its id (hono/request-id, when every request is logged:
-   * IPINTEL_LOG=on); after them, it counts and logs the answer.
+   * gives the request its id (when every request is logged: IPINTEL_LOG=on);
+   * after them, it counts and logs the answer.
    */
   rule: AnswerRule;
   /**
@@ -52,14 +53,12 @@ export interface Instrumentation {
  */
 export function instrument(options: InstrumentOptions): Instrumentation {
   const { metrics, log } = options;
-  // hono/request-id's rule: the caller's sane X-Request-Id, else one made here.
-  const assignId = requestId({ limitLength: MAX_REQUEST_ID_LENGTH, generator: createRequestIds() });
-  const noop = () => Promise.resolve();
+  const assignId = createRequestIdAssigner();
+  const unmatched = options.routes.length - 1;
   const idOf = (c: AppContext): string | undefined => {
     if (log === "off") return undefined;
     // With every request logged the rule's `before` gave the id; else it is made on first use.
-    if (c.get("requestId") === undefined) void assignId(c, noop);
-    return c.get("requestId");
+    return c.get("requestId") ?? assignId(c);
   };
   let inFlight = 0;
   let idle: (() => void)[] = [];
@@ -73,14 +72,13 @@ export function instrument(options: InstrumentOptions): Instrumentation {
   };
   /** Whether a response with `status` gets a log line. */
   const logs = (status: number) => log === "on" || (log === "errors" && status >= 400);
-  const client = (env: AppEnv["Bindings"], headers: Headers): string => {
-    const peer = env?.remoteAddr?.hostname;
-    if (!peer) return "unknown";
+  const client = (c: AppContext): string => {
+    if (!c.env?.remoteAddr?.hostname) return "unknown";
     let address: string;
     try {
-      address = options.clientAddress(peer, headers);
+      address = clientOf(c, options.clientAddress);
     } catch {
-      address = peer; // a malformed forwarding header: the peer is what is known
+      address = c.env.remoteAddr.hostname; // a malformed forwarding header: the peer is what is known
     }
     return options.logFullIp ? address : truncateAddress(address);
   };
@@ -89,7 +87,7 @@ export function instrument(options: InstrumentOptions): Instrumentation {
     before(c) {
       c.set("startedAt", performance.now());
       inFlight++;
-      if (log === "on") void assignId(c, noop); // before the handler: its answer carries the id
+      if (log === "on") assignId(c); // before the handler: its answer carries the id
       return null;
     },
     after(c) {
@@ -97,7 +95,7 @@ export function instrument(options: InstrumentOptions): Instrumentation {
       const status = c.res.status;
       if (logs(status)) idOf(c); // named in X-Request-Id (a copy of the answer if need be)
       const response = c.res;
-      const route = routeLabelIndex(c);
+      const route = c.get("route") ?? unmatched;
       const method = c.req.method;
       const end = (bytes: number) => {
         const seconds = (performance.now() - started) / 1000;
@@ -106,19 +104,19 @@ export function instrument(options: InstrumentOptions): Instrumentation {
         options.writeLine(accessLogLine({
           requestId: idOf(c) ?? "-",
           method,
-          route: ROUTES[route]!,
+          route: options.routes[route]!,
           status,
           durationMs: seconds * 1000,
           bytes,
-          client: client(c.env, c.req.raw.headers),
+          client: client(c),
           dataVersion: c.get("served")?.data.version.id ?? null,
           // A forward-auth denial says which rule denied (src/service/policy/decide.ts's header).
           rule: status === 403 ? response.headers.get("x-ip-policy-rule") : null,
         }));
       };
-      if (isStreamedResponse(response)) {
+      if (isStreamed(c)) {
         // In flight until its body ends or the client goes away; its log line is written then.
-        c.res = markStreamedResponse(new Response(counted(response.body!, end), response));
+        c.res = new Response(counted(response.body!, end), response);
         return;
       }
       if (!logs(status) || response.body === null) {
@@ -171,7 +169,6 @@ export function instrument(options: InstrumentOptions): Instrumentation {
         await reader.cancel(reason);
       },
     }, { highWaterMark: 0 });
-    markStreamed(body);
     return body;
   };
 

@@ -7,9 +7,8 @@
  * only when the text is rendered for a scrape.
  */
 
-import type { Lookup } from "../../core/lookup/lookup.ts";
+import type { Lookup, LookupOptions } from "../../core/lookup/lookup.ts";
 import type { DataSet } from "../../data/sources/data_set.ts";
-import { ROUTES } from "./route.ts";
 
 /** Methods counted under their own name; any other is `OTHER` (bounded label values). */
 export const METHODS = ["GET", "POST", "HEAD", "OPTIONS", "PUT", "PATCH", "DELETE", "OTHER"];
@@ -71,12 +70,15 @@ const STATUS_SLOTS = 500;
 /** Databases whose record caches are counted, in slot order. */
 const CACHE_KINDS = ["city", "asn"] as const;
 
+/** Most route labels counted (the app's routes and `unmatched`): the slices have a fixed size. */
+export const MAX_ROUTE_LABELS = 32;
+
 // Where each counter sits in one isolate's slice of the counts (Float64Array offsets).
 const REQUESTS = 0;
-const BUCKETS = REQUESTS + ROUTES.length * METHODS.length * STATUS_SLOTS;
+const BUCKETS = REQUESTS + MAX_ROUTE_LABELS * METHODS.length * STATUS_SLOTS;
 const BUCKET_COUNT = DURATION_BUCKETS.length + 1; // the last is +Inf
-const SUMS = BUCKETS + ROUTES.length * BUCKET_COUNT;
-const LOOKUPS = SUMS + ROUTES.length;
+const SUMS = BUCKETS + MAX_ROUTE_LABELS * BUCKET_COUNT;
+const LOOKUPS = SUMS + MAX_ROUTE_LABELS;
 const RATE_LIMITED = LOOKUPS + 1;
 const RELOADS = RATE_LIMITED + 1; // success, failure
 const CACHES = RELOADS + 2; // hits, misses per CACHE_KINDS entry
@@ -109,14 +111,27 @@ export class Metrics {
   readonly #retiredCaches = new Float64Array(CACHE_KINDS.length * 2);
   readonly #dataSet: () => DataSet | null;
   readonly #version: string;
+  readonly #routes: readonly string[];
 
   /**
    * @param dataSet the data set being served now (null while loading).
+   * @param routes the route labels, in the order of their indexes (routeLabels of the app's routes).
    * @param shared counts shared with other isolates (absent: this isolate's own).
    */
-  constructor(options: { dataSet: () => DataSet | null; version: string; shared?: SharedCounts }) {
+  constructor(
+    options: {
+      dataSet: () => DataSet | null;
+      version: string;
+      routes: readonly string[];
+      shared?: SharedCounts;
+    },
+  ) {
     this.#dataSet = options.dataSet;
     this.#version = options.version;
+    if (options.routes.length > MAX_ROUTE_LABELS) {
+      throw new RangeError(`${options.routes.length} route labels: at most ${MAX_ROUTE_LABELS}`);
+    }
+    this.#routes = options.routes;
     const shared = options.shared;
     this.#all = shared ? new Float64Array(shared.buffer) : new Float64Array(SLICE_LENGTH);
     const slice = shared?.slice ?? 0;
@@ -126,7 +141,7 @@ export class Metrics {
     this.#own = this.#all.subarray(slice * SLICE_LENGTH, (slice + 1) * SLICE_LENGTH);
   }
 
-  /** Counts one answered request: its route (index in ROUTES), method, status and duration. */
+  /** Counts one answered request: its route (index of its label), method, status and duration. */
   observe(route: number, method: number, status: number, seconds: number): void {
     const own = this.#own;
     const statusSlot = status >= FIRST_STATUS && status < FIRST_STATUS + STATUS_SLOTS
@@ -140,19 +155,27 @@ export class Metrics {
     if (status === 429) own[RATE_LIMITED]!++;
   }
 
-  /** The lookup function, counting each address answered with data. */
+  /** The lookup, counting each address answered with data; every other capability kept as is. */
   countLookups(lookup: Lookup): Lookup {
     const own = this.#own;
-    const counted: Lookup = (ip, request) => {
-      const result = lookup(ip, request);
+    const counted: Lookup = Object.assign((ip: string, options?: LookupOptions) => {
+      const result = lookup(ip, options);
       own[LOOKUPS]!++;
       return result;
-    };
-    counted.detail = (ip, request) => {
-      const detail = lookup.detail(ip, request);
+    }, lookup);
+    counted.detail = (ip, options) => {
+      const detail = lookup.detail(ip, options);
       own[LOOKUPS]!++;
       return detail;
     };
+    const item = lookup.item;
+    if (item) {
+      counted.item = (ip, options) => {
+        const answer = item(ip, options);
+        if (!("error" in answer)) own[LOOKUPS]!++;
+        return answer;
+      };
+    }
     return counted;
   }
 
@@ -221,14 +244,15 @@ export class Metrics {
       "counter",
       "HTTP requests answered, by method, route pattern and status",
     );
-    for (let r = 0; r < ROUTES.length; r++) {
+    const routes = this.#routes;
+    for (let r = 0; r < routes.length; r++) {
       for (let m = 0; m < METHODS.length; m++) {
         const cell = REQUESTS + (r * METHODS.length + m) * STATUS_SLOTS;
         for (let slot = 0; slot < STATUS_SLOTS; slot++) {
           const count = totals[cell + slot]!;
           if (count === 0) continue;
           out.push(
-            `ipintel_http_requests_total{method="${METHODS[m]}",route="${ROUTES[r]}",status="${
+            `ipintel_http_requests_total{method="${METHODS[m]}",route="${routes[r]}",status="${
               FIRST_STATUS + slot
             }"} ${count}`,
           );
@@ -241,12 +265,12 @@ export class Metrics {
       "histogram",
       "Time from receiving a request to having its response, by route pattern",
     );
-    for (let r = 0; r < ROUTES.length; r++) {
+    for (let r = 0; r < routes.length; r++) {
       const buckets = totals.subarray(BUCKETS + r * BUCKET_COUNT, BUCKETS + (r + 1) * BUCKET_COUNT);
       let count = 0;
       for (let i = 0; i < buckets.length; i++) count += buckets[i]!;
       if (count === 0) continue;
-      const route = `route="${ROUTES[r]}"`;
+      const route = `route="${routes[r]}"`;
       let cumulative = 0;
       for (let i = 0; i < DURATION_BUCKETS.length; i++) {
         cumulative += buckets[i]!;

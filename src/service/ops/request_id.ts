@@ -1,8 +1,10 @@
 /**
- * Request ids made here, for hono/request-id (which keeps a caller's sane
- * `X-Request-Id` instead): a random per-process prefix and a counter: unique,
- * short, and cheap enough for every request.
+ * Request ids: a caller's sane `X-Request-Id` is kept (as hono/request-id
+ * does), else one is made here from a random per-process prefix and a
+ * counter: unique, short, and cheap enough for every request.
  */
+
+import type { AppContext } from "../http/env.ts";
 
 /** Longest id accepted from a caller; a longer or odd one is replaced, never echoed. */
 export const MAX_REQUEST_ID_LENGTH = 128;
@@ -15,4 +17,19 @@ export function createRequestIds(): () => string {
   ).join("");
   let counter = 0;
   return () => `${prefix}-${(++counter).toString(36)}`;
+}
+
+/**
+ * Gives a request its id (the caller's sane `X-Request-Id`, else a new one),
+ * kept in the context as `requestId` and named in the answer's `X-Request-Id`.
+ */
+export function createRequestIdAssigner(): (c: AppContext) => string {
+  const next = createRequestIds();
+  return (c) => {
+    let id = c.req.raw.headers.get("x-request-id");
+    if (!id || id.length > MAX_REQUEST_ID_LENGTH || /[^\w\-=]/.test(id)) id = next();
+    c.set("requestId", id);
+    c.header("X-Request-Id", id);
+    return id;
+  };
 }

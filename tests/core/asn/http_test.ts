@@ -5,11 +5,10 @@ import { parse as parseCsv } from "csv-parse/sync";
 import { AccessControl } from "../../../src/service/access/access.ts";
 import { KeyTable } from "../../../src/service/access/key_table.ts";
 import { RateLimiter } from "../../../src/service/access/rate_limiter.ts";
-import { createApp } from "../../../src/service/http/app.ts";
-import { OPENAPI_DOCUMENT } from "../../../src/service/http/openapi.ts";
+import { OPENAPI_DOCUMENT } from "../../../src/service/app/openapi.ts";
 import { MemoryKeyStore } from "../../../src/data/store/keys.ts";
 import { MemoryRateCounters } from "../../../src/data/store/rate_counts.ts";
-import { fixtureApp, fixtureLookup, peer } from "../../_helpers.ts";
+import { fixtureApp, peer } from "../../_helpers.ts";
 import { asnDataSet } from "./_fixtures.ts";
 
 const data = await asnDataSet();
@@ -76,17 +75,7 @@ async function limitedApp(anonRateLimit: number, store = new MemoryKeyStore()) {
     keys,
     limiter,
   );
-  const limited = createApp({
-    services: { current: { data, lookup: await fixtureLookup(undefined, data) } },
-    config: {
-      bulkMax: 100,
-      trustedProxies: [],
-      forwardedHeader: "x-forwarded-for",
-      corsOrigins: ["*"],
-    },
-    access,
-    logError: () => {},
-  });
+  const limited = await fixtureApp({ data, config: { bulkMax: 100 }, access });
   const get = (path: string, headers: Record<string, string> = {}) =>
     limited.fetch(new Request(`http://localhost${path}`, { headers }), peer("203.0.113.9"));
   return { get, store, keys };

@@ -1,10 +1,9 @@
 import assert from "node:assert/strict";
-import { createApp } from "../../../src/service/http/app.ts";
 import { createLookup, type Lookup } from "../../../src/core/lookup/lookup.ts";
 import { type DataSet, openDataSet } from "../../../src/data/sources/data_set.ts";
 import { createUserAgentParser } from "../../../src/core/ua/parse.ts";
 import { assertLayout, SPEC_LAYOUT } from "../../_layout.ts";
-import { DEFAULT_DATA_DIR, FIXED_NOW } from "../../_helpers.ts";
+import { DEFAULT_DATA_DIR, FIXED_NOW, fixtureApp } from "../../_helpers.ts";
 
 // The real default data in data/ (GeoLite2-City + the compiled ASN database), built by
 // `deno task data`, which `deno task test` runs first.
@@ -144,16 +143,7 @@ Deno.test("lookup() on the real data reads the manifest written by the data buil
 
 Deno.test("GET /ip/8.8.8.8 through the real app answers 200 with the real data", async () => {
   const { data, lookup } = await realData();
-  const app = createApp({
-    services: { current: { data, lookup } },
-    config: {
-      bulkMax: 100,
-      trustedProxies: [],
-      forwardedHeader: "x-forwarded-for" as const,
-      corsOrigins: ["*"],
-    },
-    logError: () => {},
-  });
+  const app = await fixtureApp({ data, lookup, config: { bulkMax: 100 } });
   const response = await app.request("/ip/8.8.8.8");
   assert.equal(response.status, 200);
   const body = await response.json();

@@ -6,13 +6,11 @@
  */
 
 import assert from "node:assert/strict";
-import { createApp } from "../../../src/service/http/app.ts";
 import { HISTORY_FILE } from "../../../src/data/history/history_file.ts";
-import { createLookup } from "../../../src/core/lookup/lookup.ts";
 import { openDataSet } from "../../../src/data/sources/data_set.ts";
 import { RESULT_LAYOUT } from "../../../src/base/types.ts";
-import { createUserAgentParser } from "../../../src/core/ua/parse.ts";
 import { runCli } from "../../_cli.ts";
+import { fixtureApp } from "../../_helpers.ts";
 import { feedSource, startFeedServer, update, writeBaseDataDir } from "../update/_feed_server.ts";
 
 const FIRST = new Date("2026-11-01T06:00:00Z");
@@ -39,15 +37,10 @@ async function twoUpdates() {
     await server.close();
   }
   const data = await openDataSet(dataDir);
-  const lookup = createLookup({ data, now: () => NOW, parseUserAgent: createUserAgentParser() });
-  const app = createApp({
-    services: { current: { data, lookup } },
-    config: {
-      bulkMax: 100,
-      trustedProxies: [],
-      forwardedHeader: "x-forwarded-for",
-      corsOrigins: ["*"],
-    },
+  const app = await fixtureApp({
+    data,
+    now: NOW,
+    config: { bulkMax: 100 },
     logError: (error) => {
       throw error;
     },

@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { parseIp } from "../../../src/base/ip/parse.ts";
-import { CorruptRecordError, openMmdb, withoutCacheFills } from "../../../src/data/mmdb/reader.ts";
+import { CorruptRecordError, openMmdb } from "../../../src/data/mmdb/reader.ts";
 import { seededRandom } from "../../_random.ts";
 import { defaultDataFile } from "../../_helpers.ts";
 import { build, v4, v6 } from "./_fixtures.ts";
@@ -199,7 +199,7 @@ Deno.test("a record that does not decode throws CorruptRecordError at each looku
   assert.deepEqual(db.getBytes(parseIp("1.1.1.1").bytes), { name: "fine" });
 });
 
-Deno.test("withoutCacheFills reads the record cache but leaves it unfilled", () => {
+Deno.test("withoutCacheFills reads the database's record cache but leaves it unfilled", () => {
   const bytes = build((w) => {
     w.insertNetwork("1.0.0.0/8", { n: 1 });
     w.insertNetwork("2.0.0.0/8", { n: 2 });
@@ -207,7 +207,14 @@ Deno.test("withoutCacheFills reads the record cache but leaves it unfilled", () 
   const db = openMmdb<{ n: number }>(bytes);
   const at = (ip: string) => db.getBytes(parseIp(ip).bytes);
   const kept = at("1.2.3.4"); // filled: kept
-  const [cached, scanned] = withoutCacheFills(() => [at("1.9.9.9"), at("2.2.2.2")]);
+  const other = openMmdb<{ n: number }>(bytes);
+  const [cached, scanned, elsewhere] = db.withoutCacheFills(() => [
+    at("1.9.9.9"),
+    at("2.2.2.2"),
+    other.getBytes(parseIp("1.2.3.4").bytes),
+  ]);
+  // Another database fills its cache meanwhile: the mode is the database's own.
+  assert.equal(other.getBytes(parseIp("1.2.3.4").bytes), elsewhere);
   assert.equal(cached, kept); // a cached record is read as usual
   assert.deepEqual(scanned, { n: 2 });
   assert.deepEqual(db.cacheCounts(), { hits: 1, misses: 2 });
@@ -217,12 +224,14 @@ Deno.test("withoutCacheFills reads the record cache but leaves it unfilled", () 
   assert.notEqual(again, scanned);
   assert.deepEqual(db.cacheCounts(), { hits: 1, misses: 3 });
   assert.equal(at("2.4.4.4"), again); // and now keeps it
-  // An error inside still restores filling.
+  // Nested calls, and an error inside, still restore filling.
   assert.throws(() =>
-    withoutCacheFills(() => {
-      throw new Error("boom");
-    }), /boom/);
-  const other = openMmdb<{ n: number }>(bytes);
-  const first = other.getBytes(parseIp("1.2.3.4").bytes);
-  assert.equal(other.getBytes(parseIp("1.2.3.4").bytes), first);
+    db.withoutCacheFills(() =>
+      db.withoutCacheFills(() => {
+        throw new Error("boom");
+      })
+    ), /boom/);
+  const first = at("2.5.5.5");
+  assert.equal(at("2.6.6.6"), first);
+  assert.equal(db.withoutCacheFills(() => at("2.7.7.7")), first);
 });

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { createServices } from "../../../src/process/server/services.ts";
 import { loadConfig } from "../../../src/base/config.ts";
-import { createApp } from "../../../src/service/http/app.ts";
 import { type MmdbValue, MmdbWriter, uint32 } from "../../../src/data/mmdb/writer/writer.ts";
 import { writeBaseDataDir } from "../update/_feed_server.ts";
+import { fixtureApp } from "../../_helpers.ts";
 
 // Fixtures in MaxMind's exact record layouts (GeoIP2 ISP, Domain, Connection-Type, Anonymous-IP).
 const DATABASES: Record<
@@ -183,15 +183,7 @@ Deno.test("GET /status lists each source's data date, age, count, licence, and a
       }),
     );
     const services = { current: await createServices(config) };
-    const app = createApp({
-      services,
-      config: {
-        bulkMax: 1,
-        trustedProxies: [],
-        forwardedHeader: "x-forwarded-for",
-        corsOrigins: ["*"],
-      },
-    });
+    const app = await fixtureApp({ services, config: { bulkMax: 1 } });
     const res = await app.request("/status");
     assert.equal(res.status, 200);
     const { data } = await res.json();
@@ -214,15 +206,7 @@ Deno.test("GET /status lists each source's data date, age, count, licence, and a
       reason:
         'Not installed yet: the server\'s scheduled update fetches it, or "deno task ipintel data update"',
     });
-    const none = createApp({
-      services: { current: null },
-      config: {
-        bulkMax: 1,
-        trustedProxies: [],
-        forwardedHeader: "x-forwarded-for",
-        corsOrigins: ["*"],
-      },
-    });
+    const none = await fixtureApp({ services: { current: null }, config: { bulkMax: 1 } });
     assert.equal((await none.request("/status")).status, 503);
   } finally {
     await Deno.remove(dir, { recursive: true });

@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import { startHotReload } from "../../../src/process/server/reload.ts";
 import { createServices, createSharedParts } from "../../../src/process/server/services.ts";
 import { type Config, loadConfig } from "../../../src/base/config.ts";
-import { createApp, type ServiceSlot } from "../../../src/service/http/app.ts";
+import type { ServiceSlot } from "../../../src/service/app/app.ts";
 import { feedSource, startFeedServer, update, writeBaseDataDir } from "../update/_feed_server.ts";
+import { fixtureApp } from "../../_helpers.ts";
 
 const FIXTURES = new URL("../../fixtures/feeds/", import.meta.url).pathname;
 const TOR_V1 = Deno.readTextFileSync(`${FIXTURES}tor_bulk_exit_list.txt`);
@@ -23,16 +24,7 @@ Deno.test("a running server swaps in new data within 5 s, with no failed or mixe
 
   const config = loadConfig({ IPINTEL_DATA_DIR: dataDir, IPINTEL_SOURCES: sourcesFile });
   const { services, log, watch } = await watchedServices(config);
-  const app = createApp({
-    services,
-    config: {
-      bulkMax: 10,
-      trustedProxies: [],
-      forwardedHeader: "x-forwarded-for",
-      corsOrigins: ["*"],
-    },
-    logError: () => {},
-  });
+  const app = await fixtureApp({ services, config: { bulkMax: 10 } });
   try {
     const answers = { requests: 0, failures: [] as string[], mixed: 0, old: 0, new: 0 };
     let done = false;

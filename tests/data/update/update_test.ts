@@ -6,7 +6,7 @@ import type { AppEnv } from "../../../src/service/http/env.ts";
 import { pinDataSet } from "../../../src/service/http/rules/data_version.ts";
 import { answerPipeline } from "../../../src/service/http/rules/rules.ts";
 import type { ServiceSlot } from "../../../src/service/http/service_slot.ts";
-import { statusRoute } from "../../../src/service/http/status_route.ts";
+import { statusRoute } from "../../../src/service/app/status_route.ts";
 import { createLookup } from "../../../src/core/lookup/lookup.ts";
 import { MmdbWriter } from "../../../src/data/mmdb/writer/writer.ts";
 import { openDataSet } from "../../../src/data/sources/data_set.ts";

@@ -8,9 +8,8 @@ import assert from "node:assert/strict";
 import { parse as parseCsv } from "csv-parse/sync";
 import { createServices } from "../../../src/process/server/services.ts";
 import { loadConfig } from "../../../src/base/config.ts";
-import { createApp } from "../../../src/service/http/app.ts";
 import { runCli } from "../../_cli.ts";
-import { DEFAULT_DATA_DIR, peer } from "../../_helpers.ts";
+import { DEFAULT_DATA_DIR, fixtureApp, peer } from "../../_helpers.ts";
 
 /** Runs `main.ts lookup <args>` with `input` piped to its standard input. */
 function lookup(input: string, ...args: string[]) {
@@ -43,15 +42,7 @@ Deno.test("lookup - answers each line in order, bad lines in place, as POST /bul
   assert.equal(code, 0, stderr);
   assert.equal(stderr, "", "no progress line when standard error is not a terminal");
   const services = await createServices(loadConfig({ IPINTEL_DATA_DIR: DEFAULT_DATA_DIR }, {}));
-  const app = createApp({
-    services: { current: services },
-    config: {
-      bulkMax: 1000,
-      trustedProxies: [],
-      forwardedHeader: "x-forwarded-for",
-      corsOrigins: ["*"],
-    },
-  });
+  const app = await fixtureApp({ services: { current: services } });
   const http = await app.request(`/bulk?format=ndjson&get=${GET}&lang=de`, {
     method: "POST",
     headers: { "content-type": "text/plain" },

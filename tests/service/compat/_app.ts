@@ -3,13 +3,12 @@
 import { AccessControl } from "../../../src/service/access/access.ts";
 import { KeyTable } from "../../../src/service/access/key_table.ts";
 import { RateLimiter } from "../../../src/service/access/rate_limiter.ts";
-import { createApp } from "../../../src/service/http/app.ts";
 import { createLookup } from "../../../src/core/lookup/lookup.ts";
 import { NO_FEEDS, type RiskSignals, type RiskSource } from "../../../src/data/risk/security.ts";
 import { MemoryKeyStore } from "../../../src/data/store/keys.ts";
 import { MemoryRateCounters } from "../../../src/data/store/rate_counts.ts";
 import { createUserAgentParser } from "../../../src/core/ua/parse.ts";
-import { FIXED_NOW, fixtureDataSet, peer } from "../../_helpers.ts";
+import { FIXED_NOW, fixtureApp, fixtureDataSet, peer } from "../../_helpers.ts";
 
 /** What the (fake) security sources say: a Tor exit, a VPN in a hosting range, the rest clean. */
 const SIGNALS: Record<string, Partial<RiskSignals>> = {
@@ -53,14 +52,10 @@ export async function compatApp(options: { risk?: boolean; limit?: number } = {}
     );
   }
   const errors: unknown[] = [];
-  const app = createApp({
-    services: { current: { data, lookup } },
-    config: {
-      bulkMax: 5,
-      trustedProxies: [],
-      forwardedHeader: "x-forwarded-for",
-      corsOrigins: ["*"],
-    },
+  const app = await fixtureApp({
+    data,
+    lookup,
+    config: { bulkMax: 5 },
     access,
     logError: (error) => errors.push(error),
   });

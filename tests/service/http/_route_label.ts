@@ -1,14 +1,11 @@
 /** The route label the app gives a request (what metrics and the access log show). */
 
-import { createApp } from "../../../src/service/http/app.ts";
 import { routeLabelIndex, ROUTES } from "../../../src/service/ops/route.ts";
-import { fixtureDataSet, fixtureLookup, peer } from "../../_helpers.ts";
+import { fixtureApp, peer } from "../../_helpers.ts";
 
 const labels: string[] = [];
-const app = createApp({
-  services: { current: { data: await fixtureDataSet(), lookup: await fixtureLookup() } },
-  config: { bulkMax: 10, trustedProxies: [], forwardedHeader: "x-forwarded-for", corsOrigins: [] },
-  logError: () => {},
+const app = await fixtureApp({
+  config: { bulkMax: 10, corsOrigins: [] },
   instrumentation: {
     rule: { after: (c) => void labels.push(ROUTES[routeLabelIndex(c)]!) },
   },

@@ -7,18 +7,12 @@ import {
 } from "../../../src/service/access/access.ts";
 import { KeyTable } from "../../../src/service/access/key_table.ts";
 import { RateLimiter } from "../../../src/service/access/rate_limiter.ts";
-import { createApp } from "../../../src/service/http/app.ts";
 import { type KeyStore, KvKeyStore, MemoryKeyStore } from "../../../src/data/store/keys.ts";
 import { KvRateCounters, MemoryRateCounters } from "../../../src/data/store/rate_counts.ts";
-import { fixtureDataSet, fixtureLookup, peer } from "../../_helpers.ts";
+import { fixtureApp, fixtureDataSet, fixtureLookup, peer } from "../../_helpers.ts";
 
 const services = { current: { data: await fixtureDataSet(), lookup: await fixtureLookup() } };
-const config = {
-  bulkMax: 100,
-  trustedProxies: [],
-  forwardedHeader: "x-forwarded-for" as const,
-  corsOrigins: ["*"],
-};
+const config = { bulkMax: 100 };
 
 /** An app over in-memory keys and counters, on a clock the test controls. */
 async function setup(policy: Partial<AccessPolicy> = {}, store: KeyStore = new MemoryKeyStore()) {
@@ -32,7 +26,7 @@ async function setup(policy: Partial<AccessPolicy> = {}, store: KeyStore = new M
     limiter,
   );
   const errors: unknown[] = [];
-  const app = createApp({ services, config, access, logError: (e) => errors.push(e) });
+  const app = await fixtureApp({ services, config, access, logError: (e) => errors.push(e) });
   const fast = app.fetch;
   const get = (path: string, headers: Record<string, string> = {}, from = "203.0.113.9") =>
     fast(new Request(`http://localhost${path}`, { headers }), peer(from));
@@ -308,7 +302,7 @@ Deno.test("two app instances on one KV file share a key's budget within the stat
         keys,
         limiter,
       );
-      return createApp({ services, config, access, logError: () => {} }).fetch;
+      return (await fixtureApp({ services, config, access })).fetch;
     }));
     const statuses: number[] = [];
     for (let i = 0; i < 120; i++) {

@@ -1,10 +1,9 @@
 import assert from "node:assert/strict";
 import { XMLParser } from "fast-xml-parser";
 import { parse as parseCsv } from "csv-parse/sync";
-import { createApp } from "../../../src/service/http/app.ts";
 import { documentedPaths, ROUTES } from "../../../src/service/http/routes.ts";
 import { assertLayout, SPEC_LAYOUT } from "../../_layout.ts";
-import { fixtureApp, fixtureDataSet, fixtureLookup, peer } from "../../_helpers.ts";
+import { fixtureApp, peer } from "../../_helpers.ts";
 
 const app = await fixtureApp();
 const get = (path: string, init?: RequestInit, env?: unknown) =>
@@ -217,7 +216,7 @@ Deno.test("bulk keeps order and duplicates, and reports failed items in place", 
 });
 
 Deno.test("a GET list over IPINTEL_BULK_MAX is streamed, not refused", async () => {
-  const small = await fixtureApp({ bulkMax: 2 });
+  const small = await fixtureApp({ config: { bulkMax: 2 } });
   const res = await small.request("/bulk/9.9.9.9,9.9.9.9,9.9.9.9");
   assert.equal(res.status, 200);
   assert.equal(res.headers.get("content-length"), null, "streamed");
@@ -271,15 +270,14 @@ Deno.test("/me looks up the TCP peer and ignores X-Forwarded-For from untrusted 
 });
 
 Deno.test("/me believes the configured forwarding header only from trusted proxies", async () => {
-  const proxied = await fixtureApp({ trustedProxies: ["127.0.0.0/8", "10.0.0.0/8"] });
+  const proxied = await fixtureApp({ config: { trustedProxies: ["127.0.0.0/8", "10.0.0.0/8"] } });
   const me = async (headers: Record<string, string>, from = "127.0.0.1") =>
     (await (await proxied.request("/me", { headers }, peer(from))).json()).data?.ip;
   assert.equal(await me({ "x-forwarded-for": "9.9.9.9, 81.2.69.142, 10.0.0.7" }), "81.2.69.142");
   assert.equal(await me({ "x-forwarded-for": "81.2.69.142" }, "9.9.9.9"), "9.9.9.9");
   // Forwarded is read only when it is the configured header (tests/service/http/client_address_test.ts).
   const viaForwarded = await fixtureApp({
-    trustedProxies: ["127.0.0.0/8", "10.0.0.0/8"],
-    forwardedHeader: "forwarded",
+    config: { trustedProxies: ["127.0.0.0/8", "10.0.0.0/8"], forwardedHeader: "forwarded" },
   });
   const forwarded = { forwarded: 'for="[2a02:ec0::9]:4711", for=10.1.1.1' };
   const res = await viaForwarded.request("/me", { headers: forwarded }, peer("127.0.0.1"));
@@ -287,19 +285,14 @@ Deno.test("/me believes the configured forwarding header only from trusted proxi
 });
 
 Deno.test("a trusted-proxy entry that is not a CIDR fails at start-up, naming it", async () => {
-  await assert.rejects(() => fixtureApp({ trustedProxies: ["10.0.0.0/33"] }), /10\.0\.0\.0\/33/);
+  await assert.rejects(
+    () => fixtureApp({ config: { trustedProxies: ["10.0.0.0/33"] } }),
+    /10\.0\.0\.0\/33/,
+  );
 });
 
 Deno.test("lookups answer 503 while the data is not loaded", async () => {
-  const loading = createApp({
-    services: { current: null },
-    config: {
-      bulkMax: 10,
-      trustedProxies: [],
-      forwardedHeader: "x-forwarded-for" as const,
-      corsOrigins: ["*"],
-    },
-  });
+  const loading = await fixtureApp({ services: { current: null }, config: { bulkMax: 10 } });
   for (const path of ["/ip/8.8.8.8", "/bulk/8.8.8.8", "/ready"]) {
     const res = await loading.request(path);
     assert.equal(res.status, 503, path);
@@ -322,15 +315,8 @@ Deno.test("CORS allows browsers by default, on answers, errors and preflights", 
 });
 
 Deno.test("CORS with a configured origin list allows only those origins", async () => {
-  const data = await fixtureDataSet();
-  const strict = createApp({
-    services: { current: { data, lookup: await fixtureLookup() } },
-    config: {
-      bulkMax: 10,
-      trustedProxies: [],
-      forwardedHeader: "x-forwarded-for" as const,
-      corsOrigins: ["https://app.example"],
-    },
+  const strict = await fixtureApp({
+    config: { bulkMax: 10, corsOrigins: ["https://app.example"] },
   });
   const allowed = await strict.request("/ip/81.2.69.142", {
     headers: { origin: "https://app.example" },

@@ -318,7 +318,7 @@ const TABLES: [ForwardedHeader, Case[]][] = [
 
 for (const [forwardedHeader, cases] of TABLES) {
   Deno.test(`/me with IPINTEL_FORWARDED_HEADER=${forwardedHeader}: every case of the table`, async () => {
-    const app = await fixtureApp({ trustedProxies: TRUSTED, forwardedHeader });
+    const app = await fixtureApp({ config: { trustedProxies: TRUSTED, forwardedHeader } });
     for (const c of cases) {
       const response = await app.request("/me?get=ip", { headers: c.headers }, peer(c.peer));
       const body = await response.json();
@@ -371,7 +371,7 @@ Deno.test("the resolver is the one entry point: options in, (peer, headers) → 
 });
 
 Deno.test("a refused forwarding header is echoed capped in the message", async () => {
-  const app = await fixtureApp({ trustedProxies: TRUSTED });
+  const app = await fixtureApp({ config: { trustedProxies: TRUSTED } });
   const long = "x".repeat(5000);
   const response = await app.request(
     "/me",

@@ -12,27 +12,14 @@ import denoJson from "../../../deno.json" with { type: "json" };
 import { AccessControl } from "../../../src/service/access/access.ts";
 import { KeyTable } from "../../../src/service/access/key_table.ts";
 import { RateLimiter } from "../../../src/service/access/rate_limiter.ts";
-import { createApp } from "../../../src/service/http/app.ts";
 import { createLookup } from "../../../src/core/lookup/lookup.ts";
 import { openDataSet } from "../../../src/data/sources/data_set.ts";
 import { MemoryKeyStore } from "../../../src/data/store/keys.ts";
 import { MemoryRateCounters } from "../../../src/data/store/rate_counts.ts";
 import { createUserAgentParser } from "../../../src/core/ua/parse.ts";
-import {
-  CHROME,
-  DEFAULT_DATA_DIR,
-  FIXED_NOW,
-  fixtureDataSet,
-  fixtureLookup,
-  peer,
-} from "../../_helpers.ts";
+import { CHROME, DEFAULT_DATA_DIR, FIXED_NOW, fixtureApp, peer } from "../../_helpers.ts";
 
-const config = {
-  bulkMax: 3,
-  trustedProxies: ["127.0.0.0/8"],
-  forwardedHeader: "x-forwarded-for" as const,
-  corsOrigins: ["*"],
-};
+const config = { bulkMax: 3, trustedProxies: ["127.0.0.0/8"] };
 
 /** One request: the route template it hits, and the schema its JSON body must satisfy. */
 interface Case {
@@ -220,8 +207,7 @@ const VALIDATES = ignoredName(
   NO_JSONSCHEMA,
 );
 Deno.test(VALIDATES, { ignore: !!NO_JSONSCHEMA }, async () => {
-  const services = { current: { data: await fixtureDataSet(), lookup: await fixtureLookup() } };
-  const app = createApp({ services, config, logError: () => {} });
+  const app = await fixtureApp({ config });
   const document = await (await app.request("/openapi.json")).json() as OpenApi;
   assert.equal(document.info.version, denoJson.version);
   const observed: Observed[] = [];
@@ -259,8 +245,7 @@ Deno.test(ERRORS_VALIDATE, { ignore: !!NO_JSONSCHEMA }, async () => {
     keys,
     limiter,
   );
-  const services = { current: { data: await fixtureDataSet(), lookup: await fixtureLookup() } };
-  const app = createApp({ services, config, access, logError: () => {} });
+  const app = await fixtureApp({ config, access });
   const document = await (await app.request("/openapi.json")).json() as OpenApi;
   const observed: Observed[] = [];
   const ip: Case = { route: "/ip/{ip}", path: "/ip/81.2.69.142", schema: "Envelope" };
@@ -278,7 +263,7 @@ Deno.test(ERRORS_VALIDATE, { ignore: !!NO_JSONSCHEMA }, async () => {
       schema: "Error",
     }),
   );
-  const loading = createApp({ services: { current: null }, config, logError: () => {} });
+  const loading = await fixtureApp({ services: { current: null }, config });
   for (
     const c of [ip, { ...ip, route: "/ready", path: "/ready" }, {
       ...ip,
@@ -302,8 +287,8 @@ Deno.test({
   ),
   ignore: !realData || !!NO_JSONSCHEMA,
   fn: async () => {
-    const services = { current: { data: await fixtureDataSet(), lookup: await fixtureLookup() } };
-    const document = await (await createApp({ services, config }).request("/openapi.json")).json();
+    const app = await fixtureApp({ config });
+    const document = await (await app.request("/openapi.json")).json();
     const lookup = createLookup({
       data: await openDataSet(DEFAULT_DATA_DIR),
       now: () => FIXED_NOW,

@@ -15,8 +15,7 @@
  */
 
 import assert from "node:assert/strict";
-import { createApp } from "../../../src/service/http/app.ts";
-import { fixtureDataSet, fixtureLookup, peer } from "../../_helpers.ts";
+import { fixtureApp, fixtureDataSet, fixtureLookup, peer } from "../../_helpers.ts";
 
 interface Recorded {
   request: { path: string; method: string; headers?: Record<string, string>; body?: string };
@@ -30,13 +29,7 @@ const RECORDED: Recorded[] = JSON.parse(
 );
 
 const services = { current: { data: await fixtureDataSet(), lookup: await fixtureLookup() } };
-const config = {
-  bulkMax: 10,
-  trustedProxies: [],
-  forwardedHeader: "x-forwarded-for" as const,
-  corsOrigins: ["*"],
-};
-const app = createApp({ services, config, logError: () => {} });
+const app = await fixtureApp({ services, config: { bulkMax: 10 } });
 
 Deno.test("the pipeline answers every recorded request exactly as the server did before", async () => {
   assert.ok(RECORDED.length > 160);

@@ -2,14 +2,13 @@
 
 import assert from "node:assert/strict";
 import { readToClose, unchunk } from "../../_serve_process.ts";
-import { createApp } from "../../../src/service/http/app.ts";
 import type { FetchHandler } from "../../../src/service/http/env.ts";
 import { serveWithNodeHttp } from "../../../src/service/http/node_server.ts";
-import { CHROME, fixtureApp, fixtureDataSet, fixtureLookup } from "../../_helpers.ts";
+import { CHROME, fixtureApp } from "../../_helpers.ts";
 
 /** Serves the fixture app with node:http on an ephemeral port for the duration of `fn`. */
 async function withNodeServer(fn: (port: number) => Promise<void>) {
-  const app = await fixtureApp({ trustedProxies: [] });
+  const app = await fixtureApp({ config: { trustedProxies: [] } });
   const server = await serveWithNodeHttp({ hostname: "127.0.0.1", port: 0 }, app.fetch);
   try {
     await fn(server.port);
@@ -20,7 +19,7 @@ async function withNodeServer(fn: (port: number) => Promise<void>) {
 
 /** Serves the fixture app with Deno.serve on an ephemeral port for the duration of `fn`. */
 async function withServer(fn: (port: number) => Promise<void>) {
-  const app = await fixtureApp({ trustedProxies: [] });
+  const app = await fixtureApp({ config: { trustedProxies: [] } });
   const controller = new AbortController();
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, signal: controller.signal, onListen: () => {} },
@@ -138,14 +137,7 @@ Deno.test("the node:http server answers lookups, bulk and /me like Deno.serve", 
 
 /** The handler as `ipintel serve` builds it, over the fixtures. */
 async function productionHandler(): Promise<FetchHandler> {
-  const services = { current: { data: await fixtureDataSet(), lookup: await fixtureLookup() } };
-  const config = {
-    bulkMax: 100,
-    trustedProxies: [],
-    forwardedHeader: "x-forwarded-for" as const,
-    corsOrigins: ["*"],
-  };
-  return createApp({ services, config, logError: () => {} }).fetch;
+  return (await fixtureApp({ config: { bulkMax: 100 } })).fetch;
 }
 
 const SERVERS: Record<

@@ -44,7 +44,7 @@ async function dataWithOperatorSources(): Promise<DataSet> {
 }
 
 async function statusWith(statusDetail?: boolean) {
-  const app = await fixtureApp({ data: await dataWithOperatorSources(), statusDetail });
+  const app = await fixtureApp({ data: await dataWithOperatorSources(), config: { statusDetail } });
   const response = await app.request("/status");
   assert.equal(response.status, 200);
   const text = await response.text();
@@ -92,7 +92,7 @@ Deno.test("/ready, open to probes, shows its databases' sources as scheme and ho
     },
   };
   const ready = async (statusDetail: boolean) => {
-    const app = await fixtureApp({ data, statusDetail });
+    const app = await fixtureApp({ data, config: { statusDetail } });
     const response = await app.request("/ready");
     assert.equal(response.status, 200);
     return (await response.json()).data.databases[0].source as string;

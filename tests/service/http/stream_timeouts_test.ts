@@ -15,7 +15,7 @@ const encoder = new TextEncoder();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function appWithIdleTimeout(seconds: number): Promise<FetchHandler> {
-  const app = await fixtureApp({ streamIdleTimeout: seconds });
+  const app = await fixtureApp({ config: { streamIdleTimeout: seconds } });
   return app.fetch as FetchHandler;
 }
 

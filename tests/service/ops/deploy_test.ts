@@ -76,7 +76,7 @@ Deno.test("the Deno Deploy entry's module graph has no node:http", async () => {
     modules: { specifier: string }[];
   };
   const specifiers = graph.modules.map((m) => m.specifier);
-  assert.ok(specifiers.some((s) => s.endsWith("/src/service/http/app.ts")), "the graph was read");
+  assert.ok(specifiers.some((s) => s.endsWith("/src/service/app/app.ts")), "the graph was read");
   assert.ok(!specifiers.some((s) => /^node:(http|https|http2)$/.test(s)), specifiers.join("\n"));
   assert.ok(!specifiers.some((s) => s.endsWith("/src/service/http/node_server.ts")));
 });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { OPENAPI_DOCUMENT } from "../../../src/service/http/openapi.ts";
+import { OPENAPI_DOCUMENT } from "../../../src/service/app/openapi.ts";
 import { documentedPaths, ROUTES as TABLE } from "../../../src/service/http/routes.ts";
 import { routeLabel } from "../http/_route_label.ts";
 

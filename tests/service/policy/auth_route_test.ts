@@ -8,12 +8,12 @@ import assert from "node:assert/strict";
 import { AccessControl } from "../../../src/service/access/access.ts";
 import { KeyTable } from "../../../src/service/access/key_table.ts";
 import { RateLimiter } from "../../../src/service/access/rate_limiter.ts";
-import { createApp, type ServiceSlot } from "../../../src/service/http/app.ts";
+import type { ServiceSlot } from "../../../src/service/app/app.ts";
 import { PolicyGate } from "../../../src/service/policy/gate.ts";
 import { createServer } from "../../../src/process/server/server.ts";
 import { MemoryKeyStore } from "../../../src/data/store/keys.ts";
 import { MemoryRateCounters } from "../../../src/data/store/rate_counts.ts";
-import { fixtureLookup, peer } from "../../_helpers.ts";
+import { fixtureApp, fixtureLookup, peer } from "../../_helpers.ts";
 import { gateDataSet } from "./_gate_data.ts";
 
 const POLICY = {
@@ -53,14 +53,9 @@ async function gateApp(gate: PolicyGate | null, limit = 100) {
     new RateLimiter({ counters: new MemoryRateCounters() }),
   );
   const services: ServiceSlot = { current: { data, lookup } };
-  const app = createApp({
+  const app = await fixtureApp({
     services,
-    config: {
-      bulkMax: 10,
-      trustedProxies: ["127.0.0.1"],
-      forwardedHeader: "x-forwarded-for",
-      corsOrigins: ["*"],
-    },
+    config: { bulkMax: 10, trustedProxies: ["127.0.0.1"] },
     access,
     policy: gate,
     logError: (error) => {

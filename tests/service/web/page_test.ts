@@ -11,7 +11,7 @@ const BROWSER_ACCEPT =
   "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8";
 
 function app(web?: boolean, data?: DataSet) {
-  return fixtureApp({ bulkMax: 25, web, data });
+  return fixtureApp({ config: { bulkMax: 25, web }, data });
 }
 
 const site = await app();

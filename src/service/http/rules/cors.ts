@@ -7,8 +7,7 @@
  * answers every OPTIONS, for any path, with one method list for all routes.
  */
 
-import type { AnswerHandler } from "./rules.ts";
-import { allowedMethods, type RouteSpec } from "../routes.ts";
+import { allowedMethods, type Handler, type RouteMethod } from "../route.ts";
 import type { AnswerRule } from "./rules.ts";
 
 /** The CORS headers of IPINTEL_CORS_ORIGINS (`*` or a list of origins), added to each answer. */
@@ -28,9 +27,9 @@ export function corsHeaders(origins: readonly string[]): AnswerRule {
   };
 }
 
-/** The CORS preflight of a route: its methods, and the request headers asked for. */
-export function preflight(route: RouteSpec): AnswerHandler {
-  const methods = allowedMethods(route).filter((m) => m !== "OPTIONS").join(",");
+/** The CORS preflight of a route family: its methods, and the request headers asked for. */
+export function preflight(familyMethods: readonly RouteMethod[]): Handler {
+  const methods = allowedMethods(familyMethods).filter((m) => m !== "OPTIONS").join(",");
   return (c) => {
     const headers: Record<string, string> = { "access-control-allow-methods": methods };
     const asked = c.req.raw.headers.get("access-control-request-headers");

@@ -5,13 +5,13 @@
  * errors included.
  */
 
-import type { ServiceSlot } from "../service_slot.ts";
+import type { ServedSlot } from "../env.ts";
 import type { AnswerRule } from "./rules.ts";
 
-export function pinDataSet(services: ServiceSlot): AnswerRule {
+export function pinDataSet(slot: ServedSlot): AnswerRule {
   return {
     before(c) {
-      c.set("served", services.current);
+      c.set("served", slot.current);
       return null;
     },
     after(c) {

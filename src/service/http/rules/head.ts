@@ -4,7 +4,7 @@
  * instead of letting it run unread.
  */
 
-import { isStreamedResponse } from "../streamed.ts";
+import { isStreamed } from "../streamed.ts";
 import type { AnswerRule } from "./rules.ts";
 
 export function headAnswer(): AnswerRule {
@@ -13,7 +13,7 @@ export function headAnswer(): AnswerRule {
       if (c.req.method !== "HEAD") return;
       const response = c.res;
       if (response.body === null) return;
-      if (isStreamedResponse(response)) return response.body.cancel().catch(() => {});
+      if (isStreamed(c)) return response.body.cancel().catch(() => {});
       return response.clone().arrayBuffer().then((body) => {
         response.headers.set("content-length", String(body.byteLength));
       });

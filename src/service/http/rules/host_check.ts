@@ -1,11 +1,12 @@
 /** The first check of every request: a well-formed Host header and a path for a target. */
 
 import type { AppContext } from "../env.ts";
-import { checkRequest, MAX_TARGET_LENGTH, requestTarget } from "../request_target.ts";
+import { createRequestCheck, MAX_TARGET_LENGTH, requestTarget } from "../request_target.ts";
 import type { AnswerRule } from "./rules.ts";
 
 /** A 400 or 414 before a route reads anything. */
 export function hostCheck(): AnswerRule {
+  const checkRequest = createRequestCheck();
   return {
     before(c: AppContext) {
       const request = c.req.raw;

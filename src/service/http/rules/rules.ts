@@ -15,6 +15,7 @@
 
 import type { AppError } from "../../../base/errors.ts";
 import type { AppContext } from "../env.ts";
+import type { Handler } from "../route.ts";
 
 export interface AnswerRule {
   /** Before the handler: the error to answer instead (null: go on). */
@@ -26,9 +27,6 @@ export interface AnswerRule {
   after?(c: AppContext): void | Promise<void>;
 }
 
-/** What a route's handler returns once wrapped: always a Response. */
-export type AnswerHandler = (c: AppContext) => Response | Promise<Response>;
-
 /**
  * The wrapper of `rules`, in order. A request a rule refuses, and a handler's
  * error (thrown or rejected), are answered by `fail` (the app's error answer),
@@ -37,7 +35,7 @@ export type AnswerHandler = (c: AppContext) => Response | Promise<Response>;
 export function answerPipeline(
   rules: readonly AnswerRule[],
   fail: (c: AppContext, error: unknown) => Response,
-): (handler: AnswerHandler) => AnswerHandler {
+): (handler: Handler) => Handler {
   const before = rules.filter((r) => r.before).map((r) => r.before!.bind(r));
   const after = rules.filter((r) => r.after).map((r) => r.after!.bind(r)).reverse();
   const decorate = (c: AppContext, from: number): Response | Promise<Response> => {

@@ -5,7 +5,7 @@
  */
 
 import { ASN_OPENAPI_SCHEMAS, asnPathItem } from "../../core/asn/openapi.ts";
-import { COMPAT_OPENAPI_PATHS, COMPAT_SECURITY_SCHEMES } from "../compat/openapi.ts";
+import { COMPAT_SECURITY_SCHEMES } from "../compat/openapi.ts";
 import denoJson from "../../../deno.json" with { type: "json" };
 import {
   isLayoutLeaf,
@@ -15,8 +15,8 @@ import {
   RESULT_LAYOUT,
   RISK_LAYOUT,
 } from "../../base/types.ts";
-import { UA_BODY_LIMIT } from "./lookup_request.ts";
-import { documentedPaths, ROUTES } from "./routes.ts";
+import { UA_BODY_LIMIT } from "../http/lookup_request.ts";
+import type { Route } from "../http/route.ts";
 
 type Schema = Record<string, unknown>;
 
@@ -292,273 +292,286 @@ const ok = (description: string, schema: string) => ({
 /** Any of the three, or none where keys are optional or off (IPINTEL_AUTH). */
 const security = [{ apiKeyHeader: [] }, { bearer: [] }, { apiKeyQuery: [] }, {}];
 
-/** The operations of each route of the table (routes.ts): one entry per route, checked by the type. */
-/** Each documented path's operations: the native routes', then the compatible APIs'. */
-const OPERATIONS: Readonly<Record<string, Record<string, unknown>>> = {
-  "/ip/{ip}": {
-    parameters: [{ name: "ip", in: "path", required: true, schema: { type: "string" } }],
-    get: {
-      summary: "Look up one IPv4 or IPv6 address",
-      parameters: queryParameters,
-      security,
-      requestBody: {
-        required: false,
-        description:
-          "Only with `--http-server node` (Deno.serve drops GET bodies: use POST). Content-Type: application/json.",
-        content: { "application/json": { schema: userAgentBodySchema } },
-      },
-      responses: {
-        "200": ok("The lookup result", "Envelope"),
-        "404": errorResponse("Invalid IP address, or no data for it"),
-        ...lookupErrors,
-      },
-    },
-    post: {
-      summary: "Look up one address with the user agent in a JSON body",
+/** The OpenAPI operations of `/ip/{ip}`. */
+export const IP_DOC = {
+  parameters: [{ name: "ip", in: "path", required: true, schema: { type: "string" } }],
+  get: {
+    summary: "Look up one IPv4 or IPv6 address",
+    parameters: queryParameters,
+    security,
+    requestBody: {
+      required: false,
       description:
-        'The way to send a user agent in a body on every server: `{"userAgent": "..."}`. Same answer as the GET.',
-      parameters: queryParameters,
-      security,
-      requestBody: {
-        required: true,
-        content: { "application/json": { schema: userAgentBodySchema } },
-      },
-      responses: {
-        "200": ok("The lookup result", "Envelope"),
-        "404": errorResponse("Invalid IP address, or no data for it"),
-        ...lookupErrors,
-        ...unsupportedBody,
-      },
+        "Only with `--http-server node` (Deno.serve drops GET bodies: use POST). Content-Type: application/json.",
+      content: { "application/json": { schema: userAgentBodySchema } },
+    },
+    responses: {
+      "200": ok("The lookup result", "Envelope"),
+      "404": errorResponse("Invalid IP address, or no data for it"),
+      ...lookupErrors,
     },
   },
-  "/": {
-    get: {
-      summary: "The lookup page for a browser; the caller's own address for anyone else",
-      description:
-        "With `text/html` in Accept (and IPINTEL_WEB not false): the lookup page. Otherwise exactly " +
-        "what `GET /me` answers, with the same keys, limits and query parameters.",
-      parameters: queryParameters,
-      responses: {
-        "200": {
-          description: "The page, or the lookup result of the caller's address",
-          content: { "text/html": { schema: { type: "string" } }, ...formats("Envelope") },
-        },
-        "404": errorResponse("No data for the caller's address"),
-        ...lookupErrors,
-      },
-    },
-  },
-  "/assets/{name}": {
-    get: {
-      summary: "The lookup page's script, style and world map, under content-hashed names",
-      parameters: [{ name: "name", in: "path", required: true, schema: { type: "string" } }],
-      responses: {
-        "200": { description: "The file (cached for a year; gzip when accepted)" },
-        "304": { description: "The If-None-Match ETag is current" },
-        "404": errorResponse("No such file, or the page is off (IPINTEL_WEB=false)"),
-      },
-    },
-  },
-  "/me": {
-    get: {
-      summary: "Look up the caller's own address",
-      description:
-        "The TCP peer; the configured forwarding header only from configured trusted proxies.",
-      parameters: queryParameters,
-      security,
-      responses: {
-        "200": ok("The lookup result", "Envelope"),
-        "404": errorResponse("No data for the caller's address"),
-        ...lookupErrors,
-      },
-    },
-  },
-  "/auth": {
-    get: {
-      summary: "Forward-auth: the caller's address judged by the IPINTEL_POLICY policy",
-      description:
-        "For a reverse proxy (nginx auth_request, Caddy forward_auth, Traefik forwardAuth): the caller is read as on /me. 204 allows, 403 denies; the headers say why. One rate-limit unit per decision. See docs/forward-auth.md.",
-      security,
-      responses: {
-        "204": {
-          description: "Allowed (by an allow or report rule, or the default)",
-          headers: {
-            ...rateLimitHeaders,
-            "X-IP-Country": {
-              schema: { type: "string" },
-              description: "ISO code; empty when unknown",
-            },
-            "X-IP-ASN": {
-              schema: { type: "string" },
-              description: "AS number; empty when unknown",
-            },
-            "X-IP-Risk": {
-              schema: { type: "string" },
-              description: "Comma-separated flags that hold: tor, vpn, relay, hosting, threat",
-            },
-            "X-IP-Policy-Rule": {
-              schema: { type: "string" },
-              description: "The deciding rule, or default",
-            },
-          },
-        },
-        "403": { description: "Denied; the same headers as 204" },
-        "400": lookupErrors["400"],
-        "401": lookupErrors["401"],
-        "404": errorResponse("No policy configured (IPINTEL_POLICY), or an invalid caller address"),
-        "429": lookupErrors["429"],
-        "500": everyRoute["500"],
-        "503": lookupErrors["503"],
-      },
-    },
-  },
-  "/bulk/{ip_list}": {
-    get: {
-      summary: "Look up several comma-separated addresses",
-      description:
-        "Items keep the request's order; a failed item is `{ip, error}` in place. Each address costs one rate-limit unit. Up to IPINTEL_BULK_MAX addresses are answered whole (refused whole when over the limit); a longer list, or `format=ndjson`, is streamed like `POST /bulk`.",
-      parameters: [
-        { name: "ip_list", in: "path", required: true, schema: { type: "string" } },
-        ...bulkQueryParameters,
-      ],
-      security,
-      responses: {
-        "200": {
-          ...ok("One item per address", "BulkEnvelope"),
-          content: bulkFormats("BulkEnvelope"),
-        },
-        ...lookupErrors,
-      },
-    },
-  },
-  "/bulk": {
-    post: {
-      summary: "Look up a list of addresses of any length, answered as a stream",
-      description:
-        "The body is read as the answer is written, in input order, each item charged one rate-limit unit as the stream goes. When the budget runs out (or the body turns out malformed) after the first answers, the stream ends with the final record `incomplete`; before them, the status says it (429, 400). CSV always has the `error.status` and `error.message` columns.",
-      parameters: bulkQueryParameters,
-      security,
-      requestBody: {
-        required: true,
-        content: {
-          "application/json": {
-            schema: {
-              type: "object",
-              required: ["ips"],
-              properties: {
-                userAgent: {
-                  type: "string",
-                  description:
-                    "Before `ips` in a long body (after it only within the first chunk read)",
-                },
-                ips: { type: "array", items: { type: "string" } },
-              },
-            },
-          },
-          "text/plain": {
-            schema: { type: "string", description: "One address a line; blank lines skipped" },
-          },
-          "application/x-ndjson": {
-            schema: {
-              type: "string",
-              description: 'One JSON string or {"ip": "..."} a line; other lines fail in place',
-            },
-          },
-        },
-      },
-      responses: {
-        "200": {
-          ...ok("One item per address", "BulkEnvelope"),
-          content: bulkFormats("BulkEnvelope"),
-        },
-        ...lookupErrors,
-        "415": errorResponse("Body sent without a JSON, plain-text or NDJSON Content-Type"),
-      },
-    },
-  },
-  "/health": {
-    get: {
-      summary: "Liveness: the process answers (also while the data is loading)",
-      responses: {
-        "200": { description: '{"success":true,"data":{"status":"ok"}}' },
-        ...everyRoute,
-      },
-    },
-  },
-  "/ready": {
-    get: {
-      summary:
-        "Readiness: the data is loaded and the Deno KV answers; lists the loaded databases with their licences and attribution",
-      responses: {
-        "200": { description: "Ready, with the loaded databases" },
-        ...everyRoute,
-        "503": errorResponse("Not ready; the message says why"),
-      },
-    },
-  },
-  "/metrics": {
-    get: {
-      summary:
-        "Prometheus metrics (text format 0.0.4); with IPINTEL_METRICS_TOKEN set, only for Authorization: Bearer <token>",
-      responses: {
-        "200": { description: "Metrics in the Prometheus text format" },
-        ...everyRoute,
-        "401": errorResponse("Missing or wrong metrics token"),
-      },
-    },
-  },
-  "/status": {
-    get: {
-      summary:
-        "Each loaded source's data date, age, size, licence; configured sources that are absent",
-      responses: {
-        "200": { description: "Data status" },
-        ...everyRoute,
-        "401": lookupErrors["401"],
-        "503": errorResponse("Data is not loaded yet"),
-      },
-    },
-  },
-  "/openapi.json": {
-    get: {
-      summary: "This document",
-      responses: { "200": { description: "OpenAPI 3.1 document" }, ...everyRoute },
-    },
-  },
-  // An autonomous system (src/core/asn/openapi.ts).
-  "/asn/{n}": asnPathItem({ security, rateLimitHeaders }),
-  // The compatible APIs (MaxMind, ipinfo, ip-api): src/service/compat/openapi.ts.
-  ...COMPAT_OPENAPI_PATHS,
-};
-
-/** A documented path's operations; a route the table names without them fails at start-up. */
-function operationsOf(path: string): Record<string, unknown> {
-  const operations = OPERATIONS[path];
-  if (!operations) throw new Error(`No OpenAPI operations for the route ${path}`);
-  return operations;
-}
-
-/** The document served at `/openapi.json`. */
-export const OPENAPI_DOCUMENT = {
-  openapi: "3.1.0",
-  info: {
-    title: "ipintel",
-    version: denoJson.version,
+  post: {
+    summary: "Look up one address with the user agent in a JSON body",
     description:
-      "Self-hosted IP intelligence: geolocation, time zone, currency, network, user agent and security. Every GET also answers HEAD (same headers, no body). A method a path does not serve (PUT, TRACE, POST /me, …) is answered 405 with an Allow header listing those it does.",
-    license: { name: "MIT", identifier: "MIT" },
-  },
-  /** The table's paths, in its order; a compatible API's family shows each of its paths. */
-  paths: Object.fromEntries(
-    ROUTES.flatMap((route) => documentedPaths(route).map((path) => [path, operationsOf(path)])),
-  ),
-  components: {
-    schemas,
-    securitySchemes: {
-      apiKeyHeader: { type: "apiKey", in: "header", name: "X-API-Key" },
-      bearer: { type: "http", scheme: "bearer", description: "Authorization: Bearer <key>" },
-      apiKeyQuery: { type: "apiKey", in: "query", name: "apiKey" },
-      ...COMPAT_SECURITY_SCHEMES,
+      'The way to send a user agent in a body on every server: `{"userAgent": "..."}`. Same answer as the GET.',
+    parameters: queryParameters,
+    security,
+    requestBody: {
+      required: true,
+      content: { "application/json": { schema: userAgentBodySchema } },
+    },
+    responses: {
+      "200": ok("The lookup result", "Envelope"),
+      "404": errorResponse("Invalid IP address, or no data for it"),
+      ...lookupErrors,
+      ...unsupportedBody,
     },
   },
 };
+
+/** The OpenAPI operations of `/`. */
+export const PAGE_DOC = {
+  get: {
+    summary: "The lookup page for a browser; the caller's own address for anyone else",
+    description:
+      "With `text/html` in Accept (and IPINTEL_WEB not false): the lookup page. Otherwise exactly " +
+      "what `GET /me` answers, with the same keys, limits and query parameters.",
+    parameters: queryParameters,
+    responses: {
+      "200": {
+        description: "The page, or the lookup result of the caller's address",
+        content: { "text/html": { schema: { type: "string" } }, ...formats("Envelope") },
+      },
+      "404": errorResponse("No data for the caller's address"),
+      ...lookupErrors,
+    },
+  },
+};
+
+/** The OpenAPI operations of `/assets/{name}`. */
+export const ASSETS_DOC = {
+  get: {
+    summary: "The lookup page's script, style and world map, under content-hashed names",
+    parameters: [{ name: "name", in: "path", required: true, schema: { type: "string" } }],
+    responses: {
+      "200": { description: "The file (cached for a year; gzip when accepted)" },
+      "304": { description: "The If-None-Match ETag is current" },
+      "404": errorResponse("No such file, or the page is off (IPINTEL_WEB=false)"),
+    },
+  },
+};
+
+/** The OpenAPI operations of `/me`. */
+export const ME_DOC = {
+  get: {
+    summary: "Look up the caller's own address",
+    description:
+      "The TCP peer; the configured forwarding header only from configured trusted proxies.",
+    parameters: queryParameters,
+    security,
+    responses: {
+      "200": ok("The lookup result", "Envelope"),
+      "404": errorResponse("No data for the caller's address"),
+      ...lookupErrors,
+    },
+  },
+};
+
+/** The OpenAPI operations of `/auth`. */
+export const AUTH_DOC = {
+  get: {
+    summary: "Forward-auth: the caller's address judged by the IPINTEL_POLICY policy",
+    description:
+      "For a reverse proxy (nginx auth_request, Caddy forward_auth, Traefik forwardAuth): the caller is read as on /me. 204 allows, 403 denies; the headers say why. One rate-limit unit per decision. See docs/forward-auth.md.",
+    security,
+    responses: {
+      "204": {
+        description: "Allowed (by an allow or report rule, or the default)",
+        headers: {
+          ...rateLimitHeaders,
+          "X-IP-Country": {
+            schema: { type: "string" },
+            description: "ISO code; empty when unknown",
+          },
+          "X-IP-ASN": {
+            schema: { type: "string" },
+            description: "AS number; empty when unknown",
+          },
+          "X-IP-Risk": {
+            schema: { type: "string" },
+            description: "Comma-separated flags that hold: tor, vpn, relay, hosting, threat",
+          },
+          "X-IP-Policy-Rule": {
+            schema: { type: "string" },
+            description: "The deciding rule, or default",
+          },
+        },
+      },
+      "403": { description: "Denied; the same headers as 204" },
+      "400": lookupErrors["400"],
+      "401": lookupErrors["401"],
+      "404": errorResponse("No policy configured (IPINTEL_POLICY), or an invalid caller address"),
+      "429": lookupErrors["429"],
+      "500": everyRoute["500"],
+      "503": lookupErrors["503"],
+    },
+  },
+};
+
+/** The OpenAPI operations of `/bulk/{ip_list}`. */
+export const BULK_LIST_DOC = {
+  get: {
+    summary: "Look up several comma-separated addresses",
+    description:
+      "Items keep the request's order; a failed item is `{ip, error}` in place. Each address costs one rate-limit unit. Up to IPINTEL_BULK_MAX addresses are answered whole (refused whole when over the limit); a longer list, or `format=ndjson`, is streamed like `POST /bulk`.",
+    parameters: [
+      { name: "ip_list", in: "path", required: true, schema: { type: "string" } },
+      ...bulkQueryParameters,
+    ],
+    security,
+    responses: {
+      "200": {
+        ...ok("One item per address", "BulkEnvelope"),
+        content: bulkFormats("BulkEnvelope"),
+      },
+      ...lookupErrors,
+    },
+  },
+};
+
+/** The OpenAPI operations of `/bulk`. */
+export const BULK_DOC = {
+  post: {
+    summary: "Look up a list of addresses of any length, answered as a stream",
+    description:
+      "The body is read as the answer is written, in input order, each item charged one rate-limit unit as the stream goes. When the budget runs out (or the body turns out malformed) after the first answers, the stream ends with the final record `incomplete`; before them, the status says it (429, 400). CSV always has the `error.status` and `error.message` columns.",
+    parameters: bulkQueryParameters,
+    security,
+    requestBody: {
+      required: true,
+      content: {
+        "application/json": {
+          schema: {
+            type: "object",
+            required: ["ips"],
+            properties: {
+              userAgent: {
+                type: "string",
+                description:
+                  "Before `ips` in a long body (after it only within the first chunk read)",
+              },
+              ips: { type: "array", items: { type: "string" } },
+            },
+          },
+        },
+        "text/plain": {
+          schema: { type: "string", description: "One address a line; blank lines skipped" },
+        },
+        "application/x-ndjson": {
+          schema: {
+            type: "string",
+            description: 'One JSON string or {"ip": "..."} a line; other lines fail in place',
+          },
+        },
+      },
+    },
+    responses: {
+      "200": {
+        ...ok("One item per address", "BulkEnvelope"),
+        content: bulkFormats("BulkEnvelope"),
+      },
+      ...lookupErrors,
+      "415": errorResponse("Body sent without a JSON, plain-text or NDJSON Content-Type"),
+    },
+  },
+};
+
+/** The OpenAPI operations of `/health`. */
+export const HEALTH_DOC = {
+  get: {
+    summary: "Liveness: the process answers (also while the data is loading)",
+    responses: {
+      "200": { description: '{"success":true,"data":{"status":"ok"}}' },
+      ...everyRoute,
+    },
+  },
+};
+
+/** The OpenAPI operations of `/ready`. */
+export const READY_DOC = {
+  get: {
+    summary:
+      "Readiness: the data is loaded and the Deno KV answers; lists the loaded databases with their licences and attribution",
+    responses: {
+      "200": { description: "Ready, with the loaded databases" },
+      ...everyRoute,
+      "503": errorResponse("Not ready; the message says why"),
+    },
+  },
+};
+
+/** The OpenAPI operations of `/metrics`. */
+export const METRICS_DOC = {
+  get: {
+    summary:
+      "Prometheus metrics (text format 0.0.4); with IPINTEL_METRICS_TOKEN set, only for Authorization: Bearer <token>",
+    responses: {
+      "200": { description: "Metrics in the Prometheus text format" },
+      ...everyRoute,
+      "401": errorResponse("Missing or wrong metrics token"),
+    },
+  },
+};
+
+/** The OpenAPI operations of `/status`. */
+export const STATUS_DOC = {
+  get: {
+    summary:
+      "Each loaded source's data date, age, size, licence; configured sources that are absent",
+    responses: {
+      "200": { description: "Data status" },
+      ...everyRoute,
+      "401": lookupErrors["401"],
+      "503": errorResponse("Data is not loaded yet"),
+    },
+  },
+};
+
+/** The OpenAPI operations of `/openapi.json`. */
+export const OPENAPI_DOC = {
+  get: {
+    summary: "This document",
+    responses: { "200": { description: "OpenAPI 3.1 document" }, ...everyRoute },
+  },
+};
+
+/** The OpenAPI operations of `/asn/{n}` (src/core/asn/openapi.ts). */
+export const ASN_DOC = asnPathItem({ security, rateLimitHeaders });
+
+/**
+ * The document served at `/openapi.json`: its `paths` are the routes'
+ * declarations, in their order, each with its own operations.
+ */
+export function openApiDocument(routes: readonly Route[]) {
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "ipintel",
+      version: denoJson.version,
+      description:
+        "Self-hosted IP intelligence: geolocation, time zone, currency, network, user agent and security. Every GET also answers HEAD (same headers, no body). A method a path does not serve (PUT, TRACE, POST /me, …) is answered 405 with an Allow header listing those it does.",
+      license: { name: "MIT", identifier: "MIT" },
+    },
+    paths: Object.fromEntries(routes.map((route) => [route.path, route.doc])),
+    components: {
+      schemas,
+      securitySchemes: {
+        apiKeyHeader: { type: "apiKey", in: "header", name: "X-API-Key" },
+        bearer: { type: "http", scheme: "bearer", description: "Authorization: Bearer <key>" },
+        apiKeyQuery: { type: "apiKey", in: "query", name: "apiKey" },
+        ...COMPAT_SECURITY_SCHEMES,
+      },
+    },
+  };
+}

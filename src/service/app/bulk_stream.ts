@@ -29,9 +29,9 @@ import {
 import type { FieldSelection } from "../../core/format/select.ts";
 import { encodeText, type StreamFormat, streamWriter } from "../../core/format/stream.ts";
 import type { Lookup } from "../../core/lookup/lookup.ts";
-import { requireIdentityEncoding } from "./body.ts";
-import type { AppContext } from "./env.ts";
-import { streamedResponse } from "./streamed.ts";
+import { requireIdentityEncoding } from "../http/body.ts";
+import type { AppContext } from "../http/env.ts";
+import { streamedResponse } from "../http/streamed.ts";
 
 export interface BulkStreamRequest {
   format: StreamFormat;
@@ -78,9 +78,9 @@ export function bodyFormat(headers: Headers): InputFormat {
 /**
  * Addresses looked up, charged and written at once over HTTP: a quarter of the
  * command line's batch. A batch is alive while the socket drains, so the
- * garbage collector promotes what it holds; smaller batches kept the server's
- * memory rise during a 1,000,000-address stream at 45-47 MB instead of 51-59
- * (bench:stream), at the same speed.
+ * garbage collector promotes what it holds: a smaller batch keeps less of it
+ * alive, so a long stream raises the server's memory less, at the same speed
+ * (bench:stream; figures in bench/README.md).
  */
 export const HTTP_BATCH_SIZE = 64;
 

@@ -1,12 +1,12 @@
 /** `GET /status`: what data is loaded, how old it is, and which configured sources are absent. */
 
-import type { AnswerHandler } from "./rules/rules.ts";
+import type { Handler } from "../http/route.ts";
 import denoJson from "../../../deno.json" with { type: "json" };
 import { DataUnavailableError } from "../../base/errors.ts";
 import { redactUrls, sourceOrigin, sourceOrigins } from "../../data/sources/redact_url.ts";
 import type { Json } from "../../base/types.ts";
 
-import { FORMAT_HEADERS } from "./env.ts";
+import { FORMAT_HEADERS } from "../http/env.ts";
 import type { PolicyGate } from "../policy/gate.ts";
 
 const DAY_MS = 86_400_000;
@@ -25,7 +25,7 @@ export function statusRoute(
   now = () => new Date(),
   policy: PolicyGate | null = null,
   options: { detail: boolean } = { detail: false },
-): AnswerHandler {
+): Handler {
   const started = now();
   const shown = options.detail ? (text: string) => text : sourceOrigin;
   const reasonShown = options.detail ? (text: string) => text : sourceOrigins;

@@ -1,0 +1,309 @@
+/**
+ * The native API's routes, each declared once (src/service/http/route.ts):
+ * path, methods, who may call, OpenAPI operations (openapi.ts) and handler.
+ * Adding a route is one declaration here; the app registers it, reads its
+ * key, answers its OPTIONS and 405s, counts and documents it.
+ */
+
+import { bearerMatches } from "../access/credentials.ts";
+import { splitBulkList } from "../bulk/items.ts";
+import { lookupItem } from "../bulk/stream.ts";
+import { parseAsnSelection } from "../../core/asn/layout.ts";
+import { createAsnView } from "../../core/asn/view.ts";
+import { AppError, BadRequestError } from "../../base/errors.ts";
+import { parseFormat, renderError, renderLookup } from "../../core/format/mod.ts";
+import { METRICS_CONTENT_TYPE } from "../../core/format/render.ts";
+import { streamFormat } from "../../core/format/stream.ts";
+import type { DataSet } from "../../data/sources/data_set.ts";
+import { redactUrl, sourceOrigin } from "../../data/sources/redact_url.ts";
+import type { Json } from "../../base/types.ts";
+import { acceptsHtml, type SiteAnswer } from "../web/site.ts";
+import { type AppContext, bodyStream, FORMAT_HEADERS } from "../http/env.ts";
+import { type LookupRequest, readLookupQuery, readLookupRequest } from "../http/lookup_request.ts";
+import type { Route } from "../http/route.ts";
+import { bodyFormat, streamBodyAnswer, streamListAnswer } from "./bulk_stream.ts";
+import {
+  ASN_DOC,
+  ASSETS_DOC,
+  AUTH_DOC,
+  BULK_DOC,
+  BULK_LIST_DOC,
+  HEALTH_DOC,
+  IP_DOC,
+  ME_DOC,
+  METRICS_DOC,
+  OPENAPI_DOC,
+  openApiDocument,
+  PAGE_DOC,
+  READY_DOC,
+  STATUS_DOC,
+} from "./openapi.ts";
+import { statusRoute } from "./status_route.ts";
+import type { AppTools } from "./tools.ts";
+
+/**
+ * A lookup: the addresses (null: the caller's own), the parameters (400),
+ * then one unit per address charged (a list all or nothing; 429), then the
+ * answer. Synchronous unless a JSON body is read or the charge waits for the
+ * shared count: a GET answered at once makes no promise (bench/middleware_bench.ts).
+ */
+function lookupAnswer(tools: AppTools, c: AppContext, ips: string | string[] | null) {
+  const addresses = ips ?? tools.client(c);
+  const p = readLookupRequest(c);
+  return p instanceof Promise
+    ? p.then((p) => chargeAndAnswer(tools, c, addresses, p))
+    : chargeAndAnswer(tools, c, addresses, p);
+}
+
+function chargeAndAnswer(
+  tools: AppTools,
+  c: AppContext,
+  addresses: string | string[],
+  p: LookupRequest,
+) {
+  if (typeof addresses !== "string" && addresses.length === 0) {
+    throw new BadRequestError("Empty bulk list: give at least one IP address");
+  }
+  const cost = typeof addresses === "string" ? 1 : addresses.length;
+  const refusal = tools.admission.charge(c, c.get("caller"), cost);
+  return refusal instanceof Promise
+    ? refusal.then((refusal) => answer(tools, c, addresses, p, refusal))
+    : answer(tools, c, addresses, p, refusal);
+}
+
+function answer(
+  tools: AppTools,
+  c: AppContext,
+  addresses: string | string[],
+  p: LookupRequest,
+  refusal: AppError | null,
+) {
+  if (refusal) throw refusal;
+  // One data set for a whole list, even if a reload swaps it meanwhile.
+  const find = tools.served(c).lookup;
+  const data = typeof addresses === "string"
+    ? find(addresses, p)
+    : addresses.map((ip) => lookupItem(ip, p, find));
+  return c.body(renderLookup(data, p.selection, p.format), 200, FORMAT_HEADERS[p.format]);
+}
+
+const siteResponse = (c: AppContext, answer: SiteAnswer) =>
+  answer.body === null
+    ? c.body(null, answer.status as 304, answer.headers)
+    : c.body(answer.body, answer.status as 200, answer.headers);
+
+export const NATIVE_ROUTES: readonly Route<AppTools>[] = [
+  {
+    path: "/ip/{ip}",
+    methods: ["GET", "POST"],
+    access: "key",
+    doc: IP_DOC,
+    handler: (tools) => (c) => {
+      const ip = c.req.param("ip");
+      if (!ip) throw new BadRequestError("Missing IP address: use /ip/{ip}");
+      return lookupAnswer(tools, c, ip);
+    },
+  },
+  {
+    path: "/me",
+    methods: ["GET"],
+    access: "key",
+    doc: ME_DOC,
+    handler: (tools) => (c) => lookupAnswer(tools, c, null),
+  },
+  {
+    // Forward-auth: the caller (as /me reads it) judged by the policy; one unit per decision.
+    path: "/auth",
+    methods: ["GET"],
+    access: "key",
+    doc: AUTH_DOC,
+    handler: (tools) => async (c) => {
+      const gate = tools.deps.policy;
+      if (!gate) throw new AppError("not_found", NO_POLICY_MESSAGE);
+      const address = tools.client(c);
+      const served = tools.served(c); // 503 while loading, before a unit is charged
+      const refusal = await tools.admission.charge(c, c.get("caller"), 1);
+      if (refusal) throw refusal;
+      // A Response of its own (made once per distinct answer, then cloned): building
+      // its several headers costs more than the decision.
+      return gate.respond(served, address);
+    },
+  },
+  {
+    // Up to IPINTEL_BULK_MAX addresses answered whole; a longer list, or NDJSON, streamed.
+    path: "/bulk/{ip_list}",
+    methods: ["GET"],
+    access: "key",
+    doc: BULK_LIST_DOC,
+    handler: (tools) => (c) => {
+      const list = c.req.param("ip_list");
+      if (!list) {
+        throw new BadRequestError("Empty bulk list: use /bulk/{ip},{ip},... or POST /bulk");
+      }
+      const ips = splitBulkList(list);
+      const format = streamFormat(c.req.query("format"), c.req.header("accept") ?? null);
+      if (format !== "ndjson" && ips.length <= tools.bulkMax) return lookupAnswer(tools, c, ips);
+      const p = readLookupQuery(c);
+      return streamListAnswer(c, ips, { ...p, format }, tools.streamDeps(c));
+    },
+  },
+  {
+    // A body of any length, read as the answer is written (bulk_stream.ts).
+    path: "/bulk",
+    methods: ["POST"],
+    access: "key",
+    doc: BULK_DOC,
+    handler: (tools) => (c) => {
+      const p = readLookupQuery(c);
+      const format = streamFormat(c.req.query("format"), c.req.header("accept") ?? null);
+      const input = bodyFormat(c.req.raw.headers);
+      return streamBodyAnswer(c, bodyStream(c), input, { ...p, format }, tools.streamDeps(c));
+    },
+  },
+  {
+    // An AS: parameters (400), one unit charged (429), then the answer (400/404 for the number).
+    path: "/asn/{n}",
+    methods: ["GET"],
+    access: "key",
+    doc: ASN_DOC,
+    handler: (tools) => {
+      // The ASN index of each data set, built on its first /asn question (src/core/asn/view.ts).
+      const asnView = createAsnView();
+      return async (c) => {
+        const format = parseFormat(c.req.query("format"));
+        const selection = parseAsnSelection(c.req.query("get"));
+        const refusal = await tools.admission.charge(c, c.get("caller"), 1);
+        if (refusal) throw refusal;
+        const n = c.req.param("n") ?? "";
+        const answer = await asnView.answer(n, tools.served(c).data, selection, format);
+        return c.body(answer.body, 200, FORMAT_HEADERS[format]);
+      };
+    },
+  },
+  {
+    // The lookup page for a browser, /me for everyone else (as ifconfig.co does).
+    path: "/",
+    methods: ["GET"],
+    access: "open",
+    doc: PAGE_DOC,
+    handler: (tools) => (c) => {
+      c.header("vary", "Accept");
+      if (tools.site && acceptsHtml(c.req.header("accept") ?? null)) {
+        return siteResponse(c, tools.site.page(c.req.raw));
+      }
+      c.set("caller", tools.admission.identifyByKey(c));
+      return lookupAnswer(tools, c, null);
+    },
+  },
+  {
+    path: "/assets/{name}",
+    methods: ["GET"],
+    access: "open",
+    doc: ASSETS_DOC,
+    handler: (tools) => (c) => {
+      const asset = tools.site?.asset(c.req.param("name") ?? "", c.req.raw);
+      if (!asset) throw new AppError("not_found", "No such asset: see / for the page");
+      return siteResponse(c, asset);
+    },
+  },
+  {
+    // Liveness: the process answers.
+    path: "/health",
+    methods: ["GET"],
+    access: "open",
+    doc: HEALTH_DOC,
+    handler: () => (c) => c.body(HEALTH_BODY, 200, FORMAT_HEADERS.json),
+  },
+  {
+    // Readiness: the data is loaded and every check passes.
+    path: "/ready",
+    methods: ["GET"],
+    access: "open",
+    doc: READY_DOC,
+    handler: ({ deps }) => {
+      const readyBodies = new WeakMap<DataSet, string>();
+      return async (c) => {
+        const data = c.get("served")?.data;
+        const reason = data
+          ? data.incomplete ?? await deps.ready?.() ?? null
+          : "data is not loaded yet";
+        if (!data || reason !== null) {
+          const body = JSON.stringify({ success: false, message: `Not ready: ${reason}` });
+          return c.body(body, 503, NO_STORE_JSON);
+        }
+        let body = readyBodies.get(data);
+        if (!body) {
+          const ready = readyData(data, deps.config.statusDetail ?? false);
+          readyBodies.set(data, body = JSON.stringify({ success: true, data: ready }));
+        }
+        return c.body(body, 200, NO_STORE_JSON);
+      };
+    },
+  },
+  {
+    // It names the sources (not charged): it follows the auth mode, while /health and /ready
+    // stay open for probes.
+    path: "/status",
+    methods: ["GET"],
+    access: "key",
+    doc: STATUS_DOC,
+    handler: ({ deps }) =>
+      statusRoute(deps.dataDirectory, undefined, deps.policy ?? null, {
+        detail: deps.config.statusDetail ?? false,
+      }),
+  },
+  {
+    path: "/metrics",
+    methods: ["GET"],
+    access: "open",
+    doc: METRICS_DOC,
+    handler: ({ deps }) => (c) => {
+      const metrics = deps.metrics;
+      if (!metrics) throw new AppError("not_found", "No metrics: IPINTEL_METRICS is off");
+      if (
+        metrics.token !== null &&
+        !bearerMatches(c.req.header("authorization") ?? null, metrics.token)
+      ) {
+        const headers = { ...FORMAT_HEADERS.json, "www-authenticate": 'Bearer realm="metrics"' };
+        return c.body(renderError(METRICS_UNAUTHORIZED, "json").body, 401, headers);
+      }
+      return c.body(metrics.render(), 200, METRICS_HEADERS);
+    },
+  },
+  {
+    path: "/openapi.json",
+    methods: ["GET"],
+    access: "open",
+    doc: OPENAPI_DOC,
+    handler: ({ routes }) => {
+      const body = JSON.stringify(openApiDocument(routes));
+      return (c) => c.body(body, 200, FORMAT_HEADERS.json);
+    },
+  },
+];
+
+const NO_POLICY_MESSAGE =
+  "No forward-auth policy: start the server with IPINTEL_POLICY (--policy) naming a policy file";
+const HEALTH_BODY = JSON.stringify({ success: true, data: { status: "ok" } });
+const NO_STORE_JSON = Object.freeze({ ...FORMAT_HEADERS.json, "cache-control": "no-store" });
+const METRICS_HEADERS = Object.freeze({
+  "content-type": METRICS_CONTENT_TYPE,
+  "cache-control": "no-store",
+});
+const METRICS_UNAUTHORIZED =
+  "Invalid or missing metrics token: send Authorization: Bearer <IPINTEL_METRICS_TOKEN>";
+
+/** What `/ready` shows (open to probes): sources by scheme and host, unless IPINTEL_STATUS_DETAIL. */
+function readyData(data: DataSet, detail: boolean): Json {
+  return {
+    status: "ready",
+    databases: data.manifest.sources.map((s) => ({
+      kind: s.kind,
+      databaseType: s.databaseType,
+      source: detail ? redactUrl(s.source) : sourceOrigin(s.source),
+      built: s.built,
+      license: s.license,
+      attribution: s.attribution,
+    })),
+  };
+}
