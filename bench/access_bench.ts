@@ -24,7 +24,7 @@ import { MemoryRateCounters } from "../src/data/store/rate_counts.ts";
 import { randomPublicAddresses } from "./_addresses.ts";
 
 const config = loadConfig(Deno.env.toObject());
-const services = { current: await createServices(config) };
+const slot = { current: await createServices(config) };
 const store = new MemoryKeyStore();
 const { key } = await store.create({ name: "bench", limit: 1_000_000_000 });
 const keys = new KeyTable(store);
@@ -35,10 +35,10 @@ const access = new AccessControl(
   keys,
   limiter,
 );
-const plain = createApp({ services, config }).fetch;
-const keyed = createApp({ services, config, access }).fetch;
+const plain = createApp({ slot, config }).fetch;
+const keyed = createApp({ slot, config, access }).fetch;
 const addresses = randomPublicAddresses(1000, 1, {
-  keep: (ip) => services.current.data.city?.get(ip) != null,
+  keep: (ip) => slot.current.data.city?.get(ip) != null,
 });
 const env = { remoteAddr: { transport: "tcp" as const, hostname: "127.0.0.1", port: 1 } };
 const plainRequests = addresses.map((ip) => new Request(`http://localhost/ip/${ip}`));

@@ -14,6 +14,9 @@
 
 import { Hono } from "hono";
 import { RegExpRouter } from "hono/router/reg-exp-router";
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../src/service/http/env.ts";
+import { applyAnswerRules } from "../src/service/http/rules/rules.ts";
 
 const BODY = JSON.stringify({ success: true, data: { ip: "203.0.113.42", note: "x".repeat(500) } });
 const HEADERS = { "content-type": "application/json; charset=utf-8" };
@@ -55,4 +58,36 @@ awaiting.get("/ip/:ip{.+}", async (c) => {
 });
 Deno.bench("0 layers, a handler that awaits twice", { group: "layers" }, async () => {
   await (await awaiting.fetch(requests[i++ % requests.length]!)).text();
+});
+
+// The app's six answer rules (instrumentation, data set, CORS, RateLimit, HEAD, Host), each a
+// `before` and an `after` doing nothing, as the one wrapper the app uses and as six `app.use`
+// middleware made with Hono's createMiddleware: the choice docs/design.md states.
+const RULES = 6;
+const noRule = { before: () => null, after: () => {} };
+const wrapped = new Hono<AppEnv>({ router: new RegExpRouter() });
+const withRules = applyAnswerRules(
+  Array(RULES).fill(noRule),
+  () => new Response(null, { status: 500 }),
+);
+wrapped.get("/ip/:ip{.+}", withRules((c) => c.body(BODY, 200, HEADERS)));
+const layered = new Hono<AppEnv>({ router: new RegExpRouter() });
+for (let r = 0; r < RULES; r++) {
+  layered.use(createMiddleware<AppEnv>(async (c, next) => {
+    noRule.before();
+    await next();
+    noRule.after();
+    void c;
+  }));
+}
+layered.get("/ip/:ip{.+}", (c) => c.body(BODY, 200, HEADERS));
+Deno.bench(
+  "6 answer rules, one wrapper (the app's)",
+  { group: "rules", baseline: true },
+  async () => {
+    await (await wrapped.fetch(requests[i++ % requests.length]!)).text();
+  },
+);
+Deno.bench("6 answer rules as app.use middleware", { group: "rules" }, async () => {
+  await (await layered.fetch(requests[i++ % requests.length]!)).text();
 });

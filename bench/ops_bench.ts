@@ -20,7 +20,8 @@
 import { createServer } from "../src/process/server/server.ts";
 import { createServices } from "../src/process/server/services.ts";
 import { loadConfig } from "../src/base/config.ts";
-import { createApp, type ServiceSlot } from "../src/service/app/app.ts";
+import { createApp } from "../src/service/app/app.ts";
+import type { ServedSlot } from "../src/service/http/env.ts";
 import { randomPublicAddresses } from "./_addresses.ts";
 
 const config = loadConfig({ ...Deno.env.toObject(), IPINTEL_AUTH: "off" });
@@ -38,8 +39,8 @@ const peerEnv = { remoteAddr: { transport: "tcp" as const, hostname: "81.2.69.14
 type Handler = (request: Request, env: typeof peerEnv) => Response | Promise<Response>;
 
 function bare(): Handler {
-  const slot: ServiceSlot = { current: services };
-  return createApp({ services: slot, config }).fetch;
+  const slot: ServedSlot = { current: services };
+  return createApp({ slot, config }).fetch;
 }
 
 function wrapped(log: "off" | "on" | "errors"): Handler {

@@ -1,6 +1,7 @@
 /** Shared test fixtures: small City and ASN databases written by our own MMDB writer. */
 
-import { type App, type AppDeps, createApp, type ServiceSlot } from "../src/service/app/app.ts";
+import { type App, type AppDeps, createApp } from "../src/service/app/app.ts";
+import type { ServedSlot } from "../src/service/http/env.ts";
 import { createLookup, type Lookup } from "../src/core/lookup/lookup.ts";
 import { type MmdbValue, MmdbWriter, uint16 } from "../src/data/mmdb/writer/writer.ts";
 import { type DataSet, openDataSet } from "../src/data/sources/data_set.ts";
@@ -156,19 +157,19 @@ export const FIXTURE_APP_CONFIG: AppDeps["config"] = {
 
 /**
  * What `fixtureApp` takes: any of `createApp`'s deps (passed through as given),
- * `config` as overrides of FIXTURE_APP_CONFIG, and, when `services` is not
+ * `config` as overrides of FIXTURE_APP_CONFIG, and, when `slot` is not
  * given, the data set (`data`), lookup (`lookup`) or clock (`now`) the
- * fixture's services are built from.
+ * fixture's slot is filled from.
  */
 export type FixtureAppOptions =
   & Omit<Partial<AppDeps>, "config">
   & {
     config?: Partial<AppDeps["config"]>;
-    /** The data set served (the fixtures unless given); not with `services`. */
+    /** The data set served (the fixtures unless given); not with `slot`. */
     data?: DataSet;
-    /** The lookup served (`fixtureLookup(now, data)` unless given); not with `services`. */
+    /** The lookup served (`fixtureLookup(now, data)` unless given); not with `slot`. */
     lookup?: Lookup;
-    /** The lookup's clock (FIXED_NOW unless given); not with `services` or `lookup`. */
+    /** The lookup's clock (FIXED_NOW unless given); not with `slot` or `lookup`. */
     now?: Date;
   };
 
@@ -179,16 +180,16 @@ export type FixtureAppOptions =
  */
 export async function fixtureApp(options: FixtureAppOptions = {}): Promise<App> {
   const { config, data, lookup, now, ...deps } = options;
-  const services = deps.services ?? await fixtureServices(data, lookup, now);
+  const slot = deps.slot ?? await fixtureSlot(data, lookup, now);
   return createApp({
     logError: () => {},
     ...deps,
-    services,
+    slot,
     config: { ...FIXTURE_APP_CONFIG, ...config },
   });
 }
 
-async function fixtureServices(data?: DataSet, lookup?: Lookup, now?: Date): Promise<ServiceSlot> {
+async function fixtureSlot(data?: DataSet, lookup?: Lookup, now?: Date): Promise<ServedSlot> {
   const served = data ?? await fixtureDataSet();
   return { current: { data: served, lookup: lookup ?? await fixtureLookup(now, served) } };
 }

@@ -1,9 +1,9 @@
 /**
  * SHA-256 (FIPS 180-4) of a text's UTF-8 bytes, in plain JavaScript, for the
  * API key check on every keyed request. node:crypto's `createHash` gives the
- * same digest but makes a native hash object per call; under load that cost a
- * keyed request about 5 µs more of CPU than this loop over preallocated
- * arrays (bench:http's keyed variant). A test holds the two equal.
+ * same digest but makes a native hash object per call, which under load costs
+ * a keyed request more CPU than this loop over preallocated arrays
+ * (bench:http's keyed variant). A test holds the two equal.
  */
 
 /** First 32 bits of the fractional parts of `f(prime)` for the first `count` primes. */
@@ -24,9 +24,12 @@ function fractionBits(count: number, f: (n: number) => number): Uint32Array {
 const K = fractionBits(64, Math.cbrt);
 const H0 = fractionBits(8, Math.sqrt);
 
+// The working arrays, made once and reused by every call (synchronous, so never by two at
+// once): kept at module level for speed (bench:http's keyed variant). Texts longer than
+// the block buffer holds (never a key or a caller id) get a buffer of their own.
 const words = new Uint32Array(64);
 const state = new Uint32Array(8);
-let buffer = new Uint8Array(256);
+const blocks = new Uint8Array(256);
 const encoder = new TextEncoder();
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
 
@@ -34,20 +37,19 @@ const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"
 export function sha256Hex(text: string): string {
   // UTF-8 needs at most 3 bytes per UTF-16 unit; then 0x80, padding and the 8-byte length.
   const room = Math.ceil((text.length * 3 + 9) / 64) * 64;
-  if (buffer.length < room) buffer = new Uint8Array(room);
+  const buffer = room <= blocks.length ? blocks : new Uint8Array(room);
   const length = encoder.encodeInto(text, buffer).written;
-  const blocks = Math.ceil((length + 9) / 64);
-  buffer.fill(0, length, blocks * 64);
+  const end = Math.ceil((length + 9) / 64) * 64;
+  buffer.fill(0, length, end);
   buffer[length] = 0x80;
   const bits = length * 8;
-  const end = blocks * 64;
   buffer[end - 5] = Math.floor(bits / 2 ** 32) & 0xff; // lengths past 4 GB never occur here
   buffer[end - 4] = bits >>> 24;
   buffer[end - 3] = (bits >>> 16) & 0xff;
   buffer[end - 2] = (bits >>> 8) & 0xff;
   buffer[end - 1] = bits & 0xff;
   state.set(H0);
-  for (let block = 0; block < end; block += 64) compress(block);
+  for (let block = 0; block < end; block += 64) compress(buffer, block);
   let hex = "";
   for (let i = 0; i < 8; i++) {
     const h = state[i]!;
@@ -58,8 +60,8 @@ export function sha256Hex(text: string): string {
 
 const rotr = (x: number, n: number) => (x >>> n) | (x << (32 - n));
 
-/** One 64-byte block at `offset` of the buffer into the state. */
-function compress(offset: number): void {
+/** One 64-byte block at `offset` of `buffer` into the state. */
+function compress(buffer: Uint8Array, offset: number): void {
   for (let t = 0; t < 16; t++) {
     const i = offset + t * 4;
     words[t] = (buffer[i]! << 24) | (buffer[i + 1]! << 16) | (buffer[i + 2]! << 8) |

@@ -16,61 +16,67 @@ import type { FromWorker, ToWorker } from "./worker_protocol.ts";
 const PUBLISH_CACHE_COUNTS_MS = 1000;
 
 const post = (message: FromWorker) => self.postMessage(message);
-const { promise: hurried, resolve: hurry } = Promise.withResolvers<void>();
-let started: Promise<Awaited<ReturnType<typeof start>>> | null = null;
-/** Data sets are opened one after another, in the order they came. */
-let installing = Promise.resolve();
-/** The set opened last, waiting for the main isolate's "commit" or "discard". */
-let prepared: Services | null = null;
 
-self.onmessage = (event: MessageEvent<ToWorker>) => {
-  const message = event.data;
-  switch (message.type) {
-    case "start":
-      started = start(message);
-      break;
-    case "data":
-      installing = installing.then(async () => {
-        const { config, shared } = await started!;
-        try {
-          const data = await openServedData(config, { handoff: message.handoff });
-          prepared = servicesFor(data, shared);
-          post({ type: "prepared", error: null });
-        } catch (error) {
+self.onmessage = createWorker();
+
+/** The worker's message handler, holding what the worker has started and opened. */
+function createWorker(): (event: MessageEvent<ToWorker>) => void {
+  const { promise: hurried, resolve: hurry } = Promise.withResolvers<void>();
+  let started: Promise<Awaited<ReturnType<typeof start>>> | null = null;
+  /** Data sets are opened one after another, in the order they came. */
+  let installing = Promise.resolve();
+  /** The set opened last, waiting for the main isolate's "commit" or "discard". */
+  let prepared: Services | null = null;
+
+  return (event) => {
+    const message = event.data;
+    switch (message.type) {
+      case "start":
+        started = start(message);
+        break;
+      case "data":
+        installing = installing.then(async () => {
+          const { config, shared } = await started!;
+          try {
+            const data = await openServedData(config, { handoff: message.handoff });
+            prepared = servicesFor(data, shared);
+            post({ type: "prepared", error: null });
+          } catch (error) {
+            prepared = null;
+            post({
+              type: "prepared",
+              error: error instanceof Error ? error.message : String(error),
+            });
+          }
+        });
+        break;
+      case "commit":
+        installing = installing.then(async () => {
+          const { instance } = await started!;
+          if (prepared) instance.server.install(prepared);
           prepared = null;
-          post({
-            type: "prepared",
-            error: error instanceof Error ? error.message : String(error),
-          });
-        }
-      });
-      break;
-    case "commit":
-      installing = installing.then(async () => {
-        const { instance } = await started!;
-        if (prepared) instance.server.install(prepared);
-        prepared = null;
-        post({ type: "installed" });
-      });
-      break;
-    case "discard":
-      installing = installing.then(() => {
-        prepared = null;
-      });
-      break;
-    case "stop":
-      started!.then(async ({ instance, publisher }) => {
-        clearInterval(publisher);
-        post({ type: "stopping", inFlight: instance.server.inFlight() });
-        const drained = await instance.stop(message.timeoutMs, hurried);
-        post({ type: "stopped", drained });
-      });
-      break;
-    case "hurry":
-      hurry();
-      break;
-  }
-};
+          post({ type: "installed" });
+        });
+        break;
+      case "discard":
+        installing = installing.then(() => {
+          prepared = null;
+        });
+        break;
+      case "stop":
+        started!.then(async ({ instance, publisher }) => {
+          clearInterval(publisher);
+          post({ type: "stopping", inFlight: instance.server.inFlight() });
+          const drained = await instance.stop(message.timeoutMs, hurried);
+          post({ type: "stopped", drained });
+        });
+        break;
+      case "hurry":
+        hurry();
+        break;
+    }
+  };
+}
 
 async function start(message: Extract<ToWorker, { type: "start" }>) {
   const config = Object.freeze(message.config);

@@ -29,7 +29,7 @@ import { pinDataSet } from "../http/rules/data_version.ts";
 import { headAnswer } from "../http/rules/head.ts";
 import { hostCheck } from "../http/rules/host_check.ts";
 import { rateLimitHeaders } from "../http/rules/rate_headers.ts";
-import { answerPipeline, type AnswerRule } from "../http/rules/rules.ts";
+import { applyAnswerRules, type AnswerRule } from "../http/rules/rules.ts";
 import { requestPath } from "../http/request_target.ts";
 import {
   familyMethods,
@@ -103,7 +103,7 @@ export function createApp(deps: AppDeps): App {
     headAnswer(),
     hostCheck(),
   ];
-  const answered = answerPipeline(rules, (c, error) => errorResponse(c, error, logError));
+  const answered = applyAnswerRules(rules, (c, error) => errorResponse(c, error, logError));
   app.onError((error, c) => errorResponse(c, error, logError));
 
   const labels = routeLabels(routes);

@@ -1,7 +1,7 @@
 /**
- * Every compatible API's routes, in the order they are tried: the app
- * (src/service/http/app.ts) registers each on Hono under its family's entry of the
- * route table (src/service/http/routes.ts).
+ * Every compatible API's routes, each declared once (vendor_route.ts), in the
+ * order of `/openapi.json`; the app (src/service/app/app.ts) serves them as it
+ * serves every route.
  */
 
 import { IPAPI_ROUTES } from "./ipapi.ts";

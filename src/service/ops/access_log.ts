@@ -26,10 +26,35 @@ export interface AccessLogEntry {
   rule?: string | null;
 }
 
-/** The JSON line of one request (without the newline); `time` (ms since the epoch) is when it was answered. */
+/**
+ * The JSON line of one request (without the newline); `time` (ms since the
+ * epoch) is when it was answered. Each call formats its time afresh: the
+ * instrumentation makes its own writer once ({@link createAccessLogLine}).
+ */
 export function accessLogLine(entry: AccessLogEntry, time: number = Date.now()): string {
+  return lineOf(entry, new Date(time).toISOString());
+}
+
+/**
+ * The access log's line writer, made once per instrumentation: {@link accessLogLine}
+ * with the time formatted once per millisecond (many requests are answered within
+ * the same one).
+ */
+export function createAccessLogLine(): (entry: AccessLogEntry, time?: number) => string {
+  let lastTime = NaN;
+  let lastIso = "";
+  return (entry, time = Date.now()) => {
+    if (time !== lastTime) {
+      lastTime = time;
+      lastIso = new Date(time).toISOString();
+    }
+    return lineOf(entry, lastIso);
+  };
+}
+
+function lineOf(entry: AccessLogEntry, time: string): string {
   return JSON.stringify({
-    time: isoTime(time),
+    time,
     requestId: entry.requestId,
     method: entry.method,
     route: entry.route,
@@ -40,17 +65,6 @@ export function accessLogLine(entry: AccessLogEntry, time: number = Date.now()):
     dataVersion: entry.dataVersion,
     ...(entry.rule ? { rule: entry.rule } : {}),
   });
-}
-
-// Many requests are answered within the same millisecond: format each millisecond once.
-let lastTime = NaN;
-let lastIso = "";
-function isoTime(ms: number): string {
-  if (ms !== lastTime) {
-    lastTime = ms;
-    lastIso = new Date(ms).toISOString();
-  }
-  return lastIso;
 }
 
 /**

@@ -1,8 +1,9 @@
 /**
  * The lookup page for people: the HTML page and its assets (script, style,
- * world map), framework-free. Assets are built once, on first use, kept in
- * memory (nothing is written to disk) and served under content-hashed names
- * with long cache lifetimes; the page itself is revalidated every time.
+ * world map), framework-free. A site builds its assets once, on first use,
+ * keeps them in memory (nothing is written to disk) and serves them under
+ * content-hashed names with long cache lifetimes; the page itself is
+ * revalidated every time.
  */
 
 import { createHash } from "node:crypto";
@@ -19,7 +20,7 @@ interface Asset {
   etag: string;
 }
 
-/** A response as the app sends it (src/service/http/app.ts). */
+/** A response as the app sends it (src/service/app/app.ts). */
 export interface SiteAnswer {
   status: number;
   headers: Record<string, string>;
@@ -45,11 +46,14 @@ const SOURCE_FILES = [
 
 type AssetName = "app" | "style" | "world";
 
-let built: { assets: Map<string, Asset>; urls: Record<AssetName, string> } | null = null;
+/** The assets and their URLs by name. */
+interface Built {
+  assets: Map<string, Asset>;
+  urls: Record<AssetName, string>;
+}
 
-/** The assets, built on first call (about a quarter of a second for the map). */
-function assets() {
-  if (built) return built;
+/** Builds the assets (the map takes a noticeable while: a site builds them once, on first use). */
+function buildAssets(): Built {
   const list: Asset[] = [];
   const urls = {} as Record<AssetName, string>;
   const add = (base: AssetName, ext: string, contentType: string, text: string) => {
@@ -69,12 +73,13 @@ function assets() {
     );
   }
   add("world", "svg", "image/svg+xml; charset=utf-8", buildWorldSvg());
-  built = { assets: new Map(list.map((a) => [a.name, a])), urls };
-  return built;
+  return { assets: new Map(list.map((a) => [a.name, a])), urls };
 }
 
 /** The site for a server whose bulk requests take at most `bulkMax` addresses. */
 export function createSite(options: { bulkMax: number }): Site {
+  let built: Built | null = null;
+  const assets = () => built ??= buildAssets();
   let page:
     | { body: Uint8Array<ArrayBuffer>; gzipped: Uint8Array<ArrayBuffer>; etag: string }
     | null = null;

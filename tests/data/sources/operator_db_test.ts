@@ -183,7 +183,7 @@ Deno.test("GET /status lists each source's data date, age, count, licence, and a
       }),
     );
     const services = { current: await createServices(config) };
-    const app = await fixtureApp({ services, config: { bulkMax: 1 } });
+    const app = await fixtureApp({ slot: services, config: { bulkMax: 1 } });
     const res = await app.request("/status");
     assert.equal(res.status, 200);
     const { data } = await res.json();
@@ -206,7 +206,7 @@ Deno.test("GET /status lists each source's data date, age, count, licence, and a
       reason:
         'Not installed yet: the server\'s scheduled update fetches it, or "deno task ipintel data update"',
     });
-    const none = await fixtureApp({ services: { current: null }, config: { bulkMax: 1 } });
+    const none = await fixtureApp({ slot: { current: null }, config: { bulkMax: 1 } });
     assert.equal((await none.request("/status")).status, 503);
   } finally {
     await Deno.remove(dir, { recursive: true });

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { startHotReload } from "../../../src/process/server/reload.ts";
 import { createServices, createSharedParts } from "../../../src/process/server/services.ts";
 import { type Config, loadConfig } from "../../../src/base/config.ts";
-import type { ServiceSlot } from "../../../src/service/app/app.ts";
+import type { ServedSlot } from "../../../src/service/http/env.ts";
 import { feedSource, startFeedServer, update, writeBaseDataDir } from "../update/_feed_server.ts";
 import { fixtureApp } from "../../_helpers.ts";
 
@@ -24,7 +24,7 @@ Deno.test("a running server swaps in new data within 5 s, with no failed or mixe
 
   const config = loadConfig({ IPINTEL_DATA_DIR: dataDir, IPINTEL_SOURCES: sourcesFile });
   const { services, log, watch } = await watchedServices(config);
-  const app = await fixtureApp({ services, config: { bulkMax: 10 } });
+  const app = await fixtureApp({ slot: services, config: { bulkMax: 10 } });
   try {
     const answers = { requests: 0, failures: [] as string[], mixed: 0, old: 0, new: 0 };
     let done = false;
@@ -98,7 +98,7 @@ Deno.test("a new data set that fails validation is not swapped in, and the reaso
 /** The services of `config`'s data directory, swapped by a hot reload as `serve` does; its log lines. */
 async function watchedServices(config: Config, pollMs?: number) {
   const shared = createSharedParts();
-  const services: ServiceSlot = { current: await createServices(config, shared) };
+  const services: ServedSlot = { current: await createServices(config, shared) };
   const log: string[] = [];
   const watch = startHotReload(
     config,

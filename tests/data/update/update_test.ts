@@ -4,8 +4,8 @@ import { parseFieldSelection } from "../../../src/core/format/mod.ts";
 import { Hono } from "hono";
 import type { AppEnv } from "../../../src/service/http/env.ts";
 import { pinDataSet } from "../../../src/service/http/rules/data_version.ts";
-import { answerPipeline } from "../../../src/service/http/rules/rules.ts";
-import type { ServiceSlot } from "../../../src/service/http/service_slot.ts";
+import { applyAnswerRules } from "../../../src/service/http/rules/rules.ts";
+import type { ServedSlot } from "../../../src/service/http/env.ts";
 import { statusRoute } from "../../../src/service/app/status_route.ts";
 import { createLookup } from "../../../src/core/lookup/lookup.ts";
 import { MmdbWriter } from "../../../src/data/mmdb/writer/writer.ts";
@@ -176,9 +176,9 @@ Deno.test("/status shows an installed source whose last update failed, and why",
     await update(dataDir, [tor!]);
     const data = await openDataSet(dataDir);
     const services = { current: { data, lookup: await lookupIn(dataDir) } };
-    const status = (s: ServiceSlot) => {
+    const status = (s: ServedSlot) => {
       const failed = () => new Response(null, { status: 500 });
-      const answered = answerPipeline([pinDataSet(s)], failed);
+      const answered = applyAnswerRules([pinDataSet(s)], failed);
       return new Hono<AppEnv>().get("/status", answered(statusRoute())).request("/status");
     };
     const body = await (await status(services)).json();

@@ -42,7 +42,7 @@ Deno.test("lookup - answers each line in order, bad lines in place, as POST /bul
   assert.equal(code, 0, stderr);
   assert.equal(stderr, "", "no progress line when standard error is not a terminal");
   const services = await createServices(loadConfig({ IPINTEL_DATA_DIR: DEFAULT_DATA_DIR }, {}));
-  const app = await fixtureApp({ services: { current: services } });
+  const app = await fixtureApp({ slot: { current: services } });
   const http = await app.request(`/bulk?format=ndjson&get=${GET}&lang=de`, {
     method: "POST",
     headers: { "content-type": "text/plain" },

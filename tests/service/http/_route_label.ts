@@ -1,13 +1,15 @@
 /** The route label the app gives a request (what metrics and the access log show). */
 
-import { routeLabelIndex, ROUTES } from "../../../src/service/ops/route.ts";
+import { ROUTE_LABELS } from "../../../src/service/app/app.ts";
 import { fixtureApp, peer } from "../../_helpers.ts";
 
 const labels: string[] = [];
 const app = await fixtureApp({
   config: { bulkMax: 10, corsOrigins: [] },
   instrumentation: {
-    rule: { after: (c) => void labels.push(ROUTES[routeLabelIndex(c)]!) },
+    rule: {
+      after: (c) => void labels.push(ROUTE_LABELS[c.get("route") ?? ROUTE_LABELS.length - 1]!),
+    },
   },
 });
 

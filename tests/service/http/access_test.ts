@@ -26,7 +26,7 @@ async function setup(policy: Partial<AccessPolicy> = {}, store: KeyStore = new M
     limiter,
   );
   const errors: unknown[] = [];
-  const app = await fixtureApp({ services, config, access, logError: (e) => errors.push(e) });
+  const app = await fixtureApp({ slot: services, config, access, logError: (e) => errors.push(e) });
   const fast = app.fetch;
   const get = (path: string, headers: Record<string, string> = {}, from = "203.0.113.9") =>
     fast(new Request(`http://localhost${path}`, { headers }), peer(from));
@@ -302,7 +302,7 @@ Deno.test("two app instances on one KV file share a key's budget within the stat
         keys,
         limiter,
       );
-      return (await fixtureApp({ services, config, access })).fetch;
+      return (await fixtureApp({ slot: services, config, access })).fetch;
     }));
     const statuses: number[] = [];
     for (let i = 0; i < 120; i++) {

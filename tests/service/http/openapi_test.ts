@@ -263,7 +263,7 @@ Deno.test(ERRORS_VALIDATE, { ignore: !!NO_JSONSCHEMA }, async () => {
       schema: "Error",
     }),
   );
-  const loading = await fixtureApp({ services: { current: null }, config });
+  const loading = await fixtureApp({ slot: { current: null }, config });
   for (
     const c of [ip, { ...ip, route: "/ready", path: "/ready" }, {
       ...ip,

@@ -29,7 +29,7 @@ const RECORDED: Recorded[] = JSON.parse(
 );
 
 const services = { current: { data: await fixtureDataSet(), lookup: await fixtureLookup() } };
-const app = await fixtureApp({ services, config: { bulkMax: 10 } });
+const app = await fixtureApp({ slot: services, config: { bulkMax: 10 } });
 
 Deno.test("the pipeline answers every recorded request exactly as the server did before", async () => {
   assert.ok(RECORDED.length > 160);

@@ -1,5 +1,10 @@
 import assert from "node:assert/strict";
-import { truncateAddress } from "../../../src/service/ops/access_log.ts";
+import {
+  type AccessLogEntry,
+  accessLogLine,
+  createAccessLogLine,
+  truncateAddress,
+} from "../../../src/service/ops/access_log.ts";
 import type { Lookup } from "../../../src/core/lookup/lookup.ts";
 import { fixtureDataSet } from "../../_helpers.ts";
 import { testServer } from "./_server.ts";
@@ -185,4 +190,30 @@ Deno.test("a streamed answer is logged when it ends, its bytes counted as they p
   assert.deepEqual([entry.method, entry.route, entry.status], ["POST", "/bulk", 200]);
   assert.equal(entry.bytes, new TextEncoder().encode(body).length);
   assert.equal(entry.requestId, response.headers.get("x-request-id"));
+});
+
+Deno.test("an access log writer formats its time once per millisecond, each writer on its own", () => {
+  const entry: AccessLogEntry = {
+    requestId: "r",
+    method: "GET",
+    route: "/ip/{ip}",
+    status: 200,
+    durationMs: 1.23456,
+    bytes: 10,
+    client: "81.2.69.0/24",
+    dataVersion: null,
+  };
+  const first = createAccessLogLine();
+  const second = createAccessLogLine();
+  const time = Date.UTC(2024, 0, 2, 3, 4, 5, 6);
+  for (
+    const [write, at] of [[first, time], [first, time], [second, time + 1], [
+      first,
+      time + 1,
+    ]] as const
+  ) {
+    const line = write(entry, at);
+    assert.equal(line, accessLogLine(entry, at));
+    assert.equal(JSON.parse(line).time, new Date(at).toISOString());
+  }
 });

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { AccessControl } from "../../../src/service/access/access.ts";
 import { KeyTable } from "../../../src/service/access/key_table.ts";
 import { RateLimiter } from "../../../src/service/access/rate_limiter.ts";
-import type { ServiceSlot } from "../../../src/service/app/app.ts";
+import type { ServedSlot } from "../../../src/service/http/env.ts";
 import { PolicyGate } from "../../../src/service/policy/gate.ts";
 import { createServer } from "../../../src/process/server/server.ts";
 import { MemoryKeyStore } from "../../../src/data/store/keys.ts";
@@ -52,9 +52,9 @@ async function gateApp(gate: PolicyGate | null, limit = 100) {
     keys,
     new RateLimiter({ counters: new MemoryRateCounters() }),
   );
-  const services: ServiceSlot = { current: { data, lookup } };
+  const services: ServedSlot = { current: { data, lookup } };
   const app = await fixtureApp({
-    services,
+    slot: services,
     config: { bulkMax: 10, trustedProxies: ["127.0.0.1"] },
     access,
     policy: gate,

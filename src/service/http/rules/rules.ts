@@ -32,7 +32,7 @@ export interface AnswerRule {
  * error (thrown or rejected), are answered by `fail` (the app's error answer),
  * then decorated like any other answer.
  */
-export function answerPipeline(
+export function applyAnswerRules(
   rules: readonly AnswerRule[],
   fail: (c: AppContext, error: unknown) => Response,
 ): (handler: Handler) => Handler {
