@@ -167,7 +167,8 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
   const verifiedFiles = options.verifiedFiles;
   /**
    * A file's bytes: handed over verified, still held verified by a set opened
-   * with the same `verifiedFiles` (the one this set replaces), or read (and hash-checked when the manifest has one).
+   * with the same `verifiedFiles` (the one this set replaces), or read (and
+   * hash-checked when the manifest has one).
    */
   const readFile = async (path: string, sha256?: string): Promise<Uint8Array> => {
     const given = verified?.files.get(path);
@@ -376,7 +377,7 @@ function withoutCacheFillsOf(
 export class VerifiedFileCache {
   readonly #held = new Map<string, { stamp: string; bytes: WeakRef<Uint8Array> }>();
 
-  /** The bytes held under `key`, when a data set still holds them and the file's stamp is the same. */
+  /** The bytes held under `key`, while a data set holds them and the file's stamp is the same. */
   find(key: string, stamp: string): Uint8Array | undefined {
     const held = this.#held.get(key);
     return held?.stamp === stamp ? held.bytes.deref() : undefined;

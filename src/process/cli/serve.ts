@@ -4,7 +4,7 @@ import { rateTableBuffer } from "../../service/access/rate_table.ts";
 import { type Config, isEmbeddedData } from "../../base/config.ts";
 import { LogSink } from "../../service/ops/log_sink.ts";
 import { type Metrics, sharedCountsBuffer } from "../../service/ops/metrics.ts";
-import type { DataSet } from "../../data/sources/data_set.ts";
+import { type DataSet, VerifiedFileCache } from "../../data/sources/data_set.ts";
 import { readManifest } from "../../data/sources/manifest.ts";
 import { defineCommand } from "./command.ts";
 import { runDataJobInWorker } from "./data_in_worker.ts";
@@ -91,9 +91,13 @@ async function serve(config: Config, counted: { metrics: Metrics | null }): Prom
   let policyChecked = false;
   // The background updates' state (a read-only data directory, the next run), for /status.
   const keeperStatus = newKeeperStatus();
+  // A reload reads and hashes again only the files that changed.
+  const verifiedFiles = new VerifiedFileCache();
   const data = serveData(config, stop, keeperStatus, {
     load: async () =>
-      pool ? await openSharedData(config) : { data: await openServedData(config), handoff: null },
+      pool
+        ? await openSharedData(config, verifiedFiles)
+        : { data: await openServedData(config, { verifiedFiles }), handoff: null },
     // All isolates switch, or none: the workers open the set first (without reading a file).
     install: async ({ data, handoff }) => {
       await started;

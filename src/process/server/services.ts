@@ -7,6 +7,7 @@ import {
   type DataSet,
   openDataSet,
   type OperatorDatabase,
+  type VerifiedFileCache,
   type VerifiedFiles,
 } from "../../data/sources/data_set.ts";
 import { readSourcesFile, type SourceSpec } from "../../data/sources/sources_file.ts";
@@ -70,7 +71,13 @@ export interface Handoff {
  */
 export async function openServedData(
   config: Config,
-  options: { share?: boolean; handoff?: Handoff; configured?: readonly SourceSpec[] } = {},
+  options: {
+    share?: boolean;
+    handoff?: Handoff;
+    configured?: readonly SourceSpec[];
+    /** Files a set opened before verified (a reload reuses the unchanged ones). */
+    verifiedFiles?: VerifiedFileCache;
+  } = {},
 ): Promise<DataSet> {
   const configured = options.handoff?.configured ?? options.configured ??
     (await readSourcesFile(config.sourcesFile)).sources;
@@ -80,15 +87,17 @@ export async function openServedData(
     configured,
     share: options.share,
     verified: options.handoff?.files,
+    verifiedFiles: options.verifiedFiles,
   });
 }
 
 /** Opens and verifies the data set once, in shared memory, with the handoff for the workers. */
 export async function openSharedData(
   config: Config,
+  verifiedFiles?: VerifiedFileCache,
 ): Promise<{ data: DataSet; handoff: Handoff }> {
   const configured = (await readSourcesFile(config.sourcesFile)).sources;
-  const data = await openServedData(config, { share: true, configured });
+  const data = await openServedData(config, { share: true, configured, verifiedFiles });
   if (!data.files) throw new Error("The data set was not opened for sharing");
   return { data, handoff: { files: data.files, configured } };
 }

@@ -12,24 +12,19 @@
 
 import { Hono } from "hono";
 import { RegExpRouter } from "hono/router/reg-exp-router";
-import type { AccessControl } from "../access/access.ts";
-import { type Config, DEFAULT_STREAM_IDLE_TIMEOUT } from "../../base/config.ts";
+import { DEFAULT_STREAM_IDLE_TIMEOUT } from "../../base/config.ts";
 import { DataUnavailableError, UnauthorizedError } from "../../base/errors.ts";
 import { createSite } from "../web/site.ts";
 import { createAdmission } from "../http/admission.ts";
-import {
-  type ClientAddressResolver,
-  clientOf,
-  createClientAddressResolver,
-} from "../http/client_address.ts";
-import type { AppContext, AppEnv, ServedSlot } from "../http/env.ts";
+import { clientOf, createClientAddressResolver } from "../http/client_address.ts";
+import type { AppContext, AppEnv } from "../http/env.ts";
 import { type ErrorLog, errorResponse, noRoute, unservedMethod } from "../http/error_response.ts";
 import { corsHeaders, preflight } from "../http/rules/cors.ts";
 import { pinDataSet } from "../http/rules/data_version.ts";
 import { headAnswer } from "../http/rules/head.ts";
 import { hostCheck } from "../http/rules/host_check.ts";
 import { rateLimitHeaders } from "../http/rules/rate_headers.ts";
-import { applyAnswerRules, type AnswerRule } from "../http/rules/rules.ts";
+import { applyAnswerRules } from "../http/rules/rules.ts";
 import { requestPath } from "../http/request_target.ts";
 import {
   familyMethods,
@@ -40,7 +35,6 @@ import {
   type Route,
   routeLabels,
 } from "../http/route.ts";
-import type { PolicyGate } from "../policy/gate.ts";
 import { COMPAT_ROUTES } from "../compat/routes.ts";
 import type { AppDeps, AppTools } from "./tools.ts";
 import { NATIVE_ROUTES } from "./routes.ts";

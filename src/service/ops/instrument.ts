@@ -8,7 +8,7 @@ import type { AnswerRule } from "../http/rules/rules.ts";
 import type { AppContext } from "../http/env.ts";
 import { type ClientAddressResolver, clientOf } from "../http/client_address.ts";
 import { isStreamed } from "../http/streamed.ts";
-import { accessLogLine, type LogMode, truncateAddress } from "./access_log.ts";
+import { createAccessLogLine, type LogMode, truncateAddress } from "./access_log.ts";
 import { methodIndex, type Metrics } from "./metrics.ts";
 import { createRequestIdAssigner } from "./request_id.ts";
 
@@ -54,6 +54,7 @@ export interface Instrumentation {
 export function instrument(options: InstrumentOptions): Instrumentation {
   const { metrics, log } = options;
   const assignId = createRequestIdAssigner();
+  const accessLogLine = createAccessLogLine();
   const unmatched = options.routes.length - 1;
   const idOf = (c: AppContext): string | undefined => {
     if (log === "off") return undefined;

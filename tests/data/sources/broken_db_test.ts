@@ -119,7 +119,7 @@ Deno.test("a corrupt pointer inside a record is refused at load, naming the file
     await Deno.writeTextFile(`${dir}/sources.json`, '{"sources":[]}');
     const output = await new Deno.Command(Deno.execPath(), {
       args: ["run", "-A", "main.ts", "lookup", "5.6.7.8", "--get", "asn_number"],
-      cwd: new URL("../..", import.meta.url),
+      cwd: new URL("../../..", import.meta.url),
       env: {
         IPINTEL_DATA_DIR: dir,
         IPINTEL_SOURCES: `${dir}/sources.json`,

@@ -7,7 +7,7 @@ import { DEFAULT_DATA_DIR } from "../../_helpers.ts";
 // The command line as a user runs it: `deno run -A main.ts ...` in a subprocess, on the real
 // default data in data/ (built by `deno task data`).
 
-const ROOT = new URL("../..", import.meta.url);
+const ROOT = new URL("../../..", import.meta.url);
 const CHROME_UA =
   "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) " +
   "Chrome/120.0.0.0 Safari/537.36";

@@ -11,7 +11,7 @@ import { makeCertificates, type TestCertificates } from "../../service/compat/_t
 import { waitFor } from "../../_serve_process.ts";
 import { ignoredName } from "../../_skip.ts";
 
-const ROOT = new URL("../..", import.meta.url).pathname;
+const ROOT = new URL("../../..", import.meta.url).pathname;
 const BAD_BLOCK = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
 
 async function withCertificates(

@@ -10,7 +10,7 @@
 
 import assert from "node:assert/strict";
 
-const ROOT = new URL("../../", import.meta.url);
+const ROOT = new URL("../../../", import.meta.url);
 const read = (path: string) => Deno.readTextFile(new URL(path, ROOT));
 
 /** The `--v8-flags=...` arguments in a command line. */

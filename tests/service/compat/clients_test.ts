@@ -25,7 +25,7 @@ import { ignoredName } from "../../_skip.ts";
 import { startServe } from "../../_serve_process.ts";
 import { makeCertificates, trustingFetch } from "./_tls.ts";
 
-const ROOT = new URL("../..", import.meta.url).pathname;
+const ROOT = new URL("../../..", import.meta.url).pathname;
 const CITY_FILE = defaultDataFile("city");
 const ASN_FILE = defaultDataFile("asn");
 /** Found in City and ASN (IPv4 and IPv6), one known only by its registered country, one 6to4. */

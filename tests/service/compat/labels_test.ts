@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { routeLabel } from "../http/_route_label.ts";
+import { routeLabel } from "../app/_route_label.ts";
 import { parsePrometheus, sampleValue, testServer } from "../ops/_server.ts";
 
 Deno.test("compatible routes get pattern labels, never an address", async () => {

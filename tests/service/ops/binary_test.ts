@@ -13,7 +13,7 @@ import { DEFAULT_DATA_DIR, isEmbeddedData } from "../../../src/base/config.ts";
 import { DEFAULT_DATA_DIR as REPO_DATA_DIR } from "../../_helpers.ts";
 import { startServe } from "../../_serve_process.ts";
 
-const ROOT = new URL("../..", import.meta.url).pathname;
+const ROOT = new URL("../../..", import.meta.url).pathname;
 
 Deno.test("the default data directory is data/ beside the code, as deno compile --include embeds it", () => {
   assert.equal(DEFAULT_DATA_DIR(), join(REPO_DATA_DIR));

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { writeFixtureDataDir } from "../../_helpers.ts";
 
-const ROOT = new URL("../..", import.meta.url).pathname;
+const ROOT = new URL("../../..", import.meta.url).pathname;
 const ENTRY = "deploy/deno_deploy.ts";
 
 function freePort(): number {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { ROUTES } from "../../../src/service/app/app.ts";
 import { familyOf } from "../../../src/service/http/route.ts";
-import { routeLabel } from "../http/_route_label.ts";
+import { routeLabel } from "../app/_route_label.ts";
 
 const route = (url: string) => routeLabel(url.replace(/^http:\/\/[^/]*/, ""));
 

@@ -8,7 +8,7 @@ import puppeteer, { type Browser } from "puppeteer-core";
 import { startServe } from "../../_serve_process.ts";
 import { DEFAULT_DATA_DIR } from "../../_helpers.ts";
 
-const ROOT = new URL("../..", import.meta.url);
+const ROOT = new URL("../../..", import.meta.url);
 export const CHROMIUM = "/usr/bin/chromium";
 export const OUTPUT_DIR = new URL("./output/", import.meta.url).pathname;
 
