@@ -13,7 +13,7 @@ import { createUserAgentParser } from "../../../src/core/ua/parse.ts";
 import { feedSource, startFeedServer, update, writeBaseDataDir } from "./_feed_server.ts";
 import { ignoredName } from "../../_skip.ts";
 
-const SNAPSHOTS = new URL("../../../shared/data/feeds/", import.meta.url).pathname;
+const SNAPSHOTS = new URL("../../../../shared/data/feeds/", import.meta.url).pathname;
 const present = await Deno.stat(`${SNAPSHOTS}SAMPLES.tsv`).then(() => true, () => false);
 const absent = present ? null : "../shared/data/feeds not present";
 
