@@ -16,7 +16,7 @@ import { Hono } from "hono";
 import { AccessControl } from "../src/service/access/access.ts";
 import { KeyTable } from "../src/service/access/key_table.ts";
 import { RateLimiter } from "../src/service/access/rate_limiter.ts";
-import { createServices } from "../src/process/server/services.ts";
+import { openServed } from "../src/process/server/served.ts";
 import { loadConfig } from "../src/base/config.ts";
 import { createApp } from "../src/service/app/app.ts";
 import { MemoryKeyStore } from "../src/data/store/keys.ts";
@@ -24,7 +24,7 @@ import { MemoryRateCounters } from "../src/data/store/rate_counts.ts";
 import { randomPublicAddresses } from "./_addresses.ts";
 
 const config = loadConfig(Deno.env.toObject());
-const slot = { current: await createServices(config) };
+const slot = { current: await openServed(config) };
 const store = new MemoryKeyStore();
 const { key } = await store.create({ name: "bench", limit: 1_000_000_000 });
 const keys = new KeyTable(store);

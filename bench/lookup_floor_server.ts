@@ -17,7 +17,7 @@ import { Hono } from "hono";
 import { RegExpRouter } from "hono/router/reg-exp-router";
 import { loadConfig } from "../src/base/config.ts";
 import { resultEnvelopeJson } from "../src/core/format/result_json.ts";
-import { createServices } from "../src/process/server/services.ts";
+import { openServed } from "../src/process/server/served.ts";
 
 // The content type alone in the Response's init, CORS set on the made answer, as ipintel does:
 // Deno builds a Response whose init holds only a content type on a fast path, and any other
@@ -31,7 +31,7 @@ function argValue(flag: string): string | undefined {
 
 if (import.meta.main) {
   const config = loadConfig({ ...Deno.env.toObject(), IPINTEL_AUTH: "off" });
-  const { lookup } = await createServices(config);
+  const { lookup } = await openServed(config);
   const app = new Hono({ router: new RegExpRouter() });
   app.get("/ip/:ip{.+}", (c) => {
     const result = lookup(c.req.param("ip"), { userAgent: c.req.header("user-agent") });

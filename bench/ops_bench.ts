@@ -18,14 +18,14 @@
  */
 
 import { createServer } from "../src/process/server/server.ts";
-import { createServices } from "../src/process/server/services.ts";
+import { openServed } from "../src/process/server/served.ts";
 import { loadConfig } from "../src/base/config.ts";
 import { createApp } from "../src/service/app/app.ts";
 import type { ServedSlot } from "../src/service/http/env.ts";
 import { randomPublicAddresses } from "./_addresses.ts";
 
 const config = loadConfig({ ...Deno.env.toObject(), IPINTEL_AUTH: "off" });
-const services = await createServices(config);
+const services = await openServed(config);
 const city = services.data.city!;
 const addresses = randomPublicAddresses(1000, 7, { keep: (ip) => city.get(ip) !== null });
 const USER_AGENT =

@@ -10,12 +10,12 @@
  */
 
 import { createServer } from "../src/process/server/server.ts";
-import { createServices, createSharedParts } from "../src/process/server/services.ts";
+import { createSharedParts, openServed } from "../src/process/server/served.ts";
 import { loadConfig } from "../src/base/config.ts";
 
 const config = loadConfig({ ...Deno.env.toObject(), IPINTEL_AUTH: "off" });
 const server = createServer({ config, writeLog: (text) => console.log(text.trimEnd()) });
-server.install(await createServices(config, createSharedParts("background")));
+server.install(await openServed(config, createSharedParts("background")));
 
 export default {
   fetch: (request, info) => server.handler(request, info as Deno.ServeHandlerInfo<Deno.NetAddr>),

@@ -16,7 +16,7 @@ import { startAccess } from "../src/process/server/access.ts";
 import { kvReadinessCheck } from "../src/process/server/kv.ts";
 import { FILE_CHECKS } from "../src/process/server/data_dir.ts";
 import { createServer } from "../src/process/server/server.ts";
-import { createServices } from "../src/process/server/services.ts";
+import { openServed } from "../src/process/server/served.ts";
 import { loadConfig } from "../src/base/config.ts";
 
 const config = loadConfig(Deno.env.toObject(), {}, FILE_CHECKS);
@@ -46,7 +46,7 @@ Deno.serve({
 }, server.handler);
 
 // Serve at once (503 until loaded); only the data already in the deployment is read.
-createServices(config).then(
+openServed(config).then(
   (services) => {
     server.install(services);
     console.error(`ipintel: data loaded from ${config.dataDir}`);

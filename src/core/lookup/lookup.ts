@@ -76,7 +76,7 @@ export interface Lookup {
   detail(ipText: string, options?: LookupOptions): LookupDetail;
   /**
    * The same lookup as a bulk item: an invalid address or one without data is
-   * the failed item in place (what src/service/bulk/stream.ts's lookupItem makes of
+   * the failed item in place (what src/service/bulk/batches.ts's lookupItem makes of
    * the error), without an Error made and thrown: a log of many unknown
    * addresses pays for no stack traces. Other errors are thrown as by the lookup.
    */

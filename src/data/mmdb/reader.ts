@@ -64,7 +64,7 @@ export interface MmdbDatabase<T> {
   /**
    * Runs `scan` (synchronous) with this database's record cache read but not
    * filled: the records it decodes die with their answers. A streamed bulk
-   * answer runs each batch so (src/service/bulk/stream.ts, through its lookup's and
+   * answer runs each batch so (src/service/bulk/batches.ts, through its lookup's and
    * data set's `withoutCacheFills`), as a database reads a large table through a small ring
    * of buffers: a job of a million addresses met once neither evicts the working
    * set of the server's other requests nor leaves a million records as

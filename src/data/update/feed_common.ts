@@ -89,13 +89,10 @@ function headerDate(line: string): Date | null {
   return null;
 }
 
-const SCRATCH_A = new Uint32Array(4);
-const SCRATCH_B = new Uint32Array(4);
-
 /** Throws unless `value` is an address or a CIDR without host bits. */
 export function checkNetwork(value: string): void {
   try {
-    parseNetworkKeys(value, SCRATCH_A, SCRATCH_B);
+    parseNetworkKeys(value, new Uint32Array(4), new Uint32Array(4));
   } catch (error) {
     throw new Error(`invalid address or network ${show(value)}: ${(error as Error).message}`);
   }
@@ -104,16 +101,17 @@ export function checkNetwork(value: string): void {
 /** Throws unless `first`..`last` is an address range of one family, in order. */
 export function checkRange(first: string, last: string): [string, string] {
   let v4a: boolean, v4b: boolean;
+  const a = new Uint32Array(4), b = new Uint32Array(4);
   try {
-    v4a = parseAddressKey(first, SCRATCH_A);
-    v4b = parseAddressKey(last, SCRATCH_B);
+    v4a = parseAddressKey(first, a);
+    v4b = parseAddressKey(last, b);
   } catch (error) {
     throw new Error(
       `invalid range ${show(`${first},${last}`)}: ${(error as Error).message}`,
     );
   }
   if (v4a !== v4b) throw new Error(`range ${show(`${first},${last}`)} mixes IPv4 and IPv6`);
-  if (compareKeys(SCRATCH_A, SCRATCH_B) > 0) {
+  if (compareKeys(a, b) > 0) {
     throw new Error(`range ${show(`${first},${last}`)} ends before it starts`);
   }
   return [first, last];

@@ -5,7 +5,7 @@ import { parseAsnSelection } from "../../core/asn/layout.ts";
 import { createAsnView } from "../../core/asn/view.ts";
 import { AppError } from "../../base/errors.ts";
 import type { FieldSelection, OutputFormat } from "../../core/format/mod.ts";
-import { openServedData } from "../server/services.ts";
+import { openServedData } from "../server/served.ts";
 import { defineCommand } from "./command.ts";
 
 const ASN_FLAGS = {

@@ -15,10 +15,10 @@ import {
   renderSuccess,
 } from "../../core/format/mod.ts";
 import type { Json } from "../../base/types.ts";
-import type { StreamFormat } from "../../core/format/stream.ts";
+import type { StreamFormat } from "../../core/format/incremental.ts";
 import { defineCommand } from "./command.ts";
-import { lookupStream } from "./lookup_stream.ts";
-import { createServices, type SharedParts } from "../server/services.ts";
+import { lookupStream } from "./lookup_lines.ts";
+import { openServed, type SharedParts } from "../server/served.ts";
 import { createEnrichment } from "../../core/place/warm.ts";
 import { createUserAgentParser } from "../../core/ua/parse.ts";
 import { parseAt } from "../../data/history/at.ts";
@@ -102,7 +102,7 @@ async function runLookup(
     if (ips.length > 1) {
       throw new UsageError("Give addresses as arguments or - for standard input, not both");
     }
-    const { lookup } = await createServices(streamConfig(config), lazyParts());
+    const { lookup } = await openServed(streamConfig(config), lazyParts());
     return await lookupStream(lookup, {
       format: format === "json" ? "ndjson" : format,
       selection,
@@ -114,7 +114,7 @@ async function runLookup(
   if (ips.length === 0) {
     throw new UsageError(`Missing argument\nUsage: ipintel lookup ${lookupCommand.usage}`);
   }
-  const { lookup } = await createServices(config, lazyParts());
+  const { lookup } = await openServed(config, lazyParts());
   const answers: Json[] = [];
   let failed = 0;
   for (const ip of ips) {

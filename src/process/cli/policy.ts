@@ -10,7 +10,7 @@ import { type Decision, judge } from "../../service/policy/decide.ts";
 import type { AddressFacts } from "../../service/policy/facts.ts";
 import { type LoadedPolicy, readPolicyFile } from "../../service/policy/file.ts";
 import { policyWarnings } from "../../service/policy/warnings.ts";
-import { createServices } from "../server/services.ts";
+import { openServed } from "../server/served.ts";
 import { defineCommand } from "./command.ts";
 
 const TEST_FLAGS = {
@@ -55,7 +55,7 @@ async function runTest(
   ips: readonly string[],
 ): Promise<number> {
   const loaded = await load(config);
-  const served = await createServices(config);
+  const served = await openServed(config);
   console.error(describe(loaded));
   for (const warning of policyWarnings(loaded.policy, served.data.risk)) {
     console.error(`warning: ${warning}`);

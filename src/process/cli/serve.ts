@@ -18,8 +18,8 @@ import {
   type Handoff,
   openServedData,
   openSharedData,
-  servicesFor,
-} from "../server/services.ts";
+  servedFor,
+} from "../server/served.ts";
 import { StopRequest } from "../server/shutdown.ts";
 import { WorkerPool } from "../server/worker_pool.ts";
 import { decisionCountsBuffer } from "../../service/policy/counter.ts";
@@ -102,7 +102,7 @@ async function serve(config: Config, counted: { metrics: Metrics | null }): Prom
     install: async ({ data, handoff }) => {
       await started;
       if (pool && handoff) await pool.prepare(handoff);
-      server.install(servicesFor(data, shared));
+      server.install(servedFor(data, shared));
       await pool?.commit();
       if (instance.policy && !policyChecked) {
         policyChecked = true;

@@ -9,7 +9,7 @@
 
 import { guardUncaughtErrors } from "./error_guard.ts";
 import { startInstance } from "./instance.ts";
-import { createSharedParts, openServedData, type Services, servicesFor } from "./services.ts";
+import { createSharedParts, openServedData, type Served, servedFor } from "./served.ts";
 import type { FromWorker, ToWorker } from "./worker_protocol.ts";
 
 /** How often the record caches' counts reach the shared metrics (a scrape may land elsewhere). */
@@ -26,7 +26,7 @@ function createWorker(): (event: MessageEvent<ToWorker>) => void {
   /** Data sets are opened one after another, in the order they came. */
   let installing = Promise.resolve();
   /** The set opened last, waiting for the main isolate's "commit" or "discard". */
-  let prepared: Services | null = null;
+  let prepared: Served | null = null;
 
   return (event) => {
     const message = event.data;
@@ -39,7 +39,7 @@ function createWorker(): (event: MessageEvent<ToWorker>) => void {
           const { config, shared } = await started!;
           try {
             const data = await openServedData(config, { handoff: message.handoff });
-            prepared = servicesFor(data, shared);
+            prepared = servedFor(data, shared);
             post({ type: "prepared", error: null });
           } catch (error) {
             prepared = null;

@@ -1,7 +1,7 @@
 /** The request-serving workers of `ipintel serve`, as the main isolate drives them. */
 
 import type { Config } from "../../base/config.ts";
-import type { Handoff } from "./services.ts";
+import type { Handoff } from "./served.ts";
 import type { FromWorker, ToWorker } from "./worker_protocol.ts";
 
 /** Longer than this past the shutdown timeout, a worker that has not stopped is terminated. */

@@ -1,7 +1,7 @@
 /** Messages between `ipintel serve`'s main isolate and its request-serving workers. */
 
 import type { Config } from "../../base/config.ts";
-import type { Handoff } from "./services.ts";
+import type { Handoff } from "./served.ts";
 
 /** From the main isolate to a worker. */
 export type ToWorker =

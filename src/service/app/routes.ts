@@ -7,13 +7,13 @@
 
 import { bearerMatches } from "../access/credentials.ts";
 import { splitBulkList } from "../bulk/items.ts";
-import { lookupItem } from "../bulk/stream.ts";
+import { lookupItem } from "../bulk/batches.ts";
 import { parseAsnSelection } from "../../core/asn/layout.ts";
 import { createAsnView } from "../../core/asn/view.ts";
 import { AppError, BadRequestError } from "../../base/errors.ts";
 import { parseFormat, renderError, renderLookup } from "../../core/format/mod.ts";
 import { METRICS_CONTENT_TYPE } from "../../core/format/render.ts";
-import { streamFormat } from "../../core/format/stream.ts";
+import { streamFormat } from "../../core/format/incremental.ts";
 import type { DataSet } from "../../data/sources/data_set.ts";
 import { redactUrl, sourceOrigin } from "../../data/sources/redact_url.ts";
 import type { Json } from "../../base/types.ts";
@@ -21,7 +21,7 @@ import { acceptsHtml, type SiteAnswer } from "../web/site.ts";
 import { type AppContext, bodyStream, FORMAT_HEADERS } from "../http/env.ts";
 import { type LookupRequest, readLookupQuery, readLookupRequest } from "../http/lookup_request.ts";
 import type { Route } from "../http/route.ts";
-import { bodyFormat, streamBodyAnswer, streamListAnswer } from "./bulk_stream.ts";
+import { bodyFormat, streamBodyAnswer, streamListAnswer } from "./bulk_answer.ts";
 import {
   ASN_DOC,
   ASSETS_DOC,
@@ -148,7 +148,7 @@ export const NATIVE_ROUTES: readonly Route<AppTools>[] = [
     },
   },
   {
-    // A body of any length, read as the answer is written (bulk_stream.ts).
+    // A body of any length, read as the answer is written (bulk_answer.ts).
     path: "/bulk",
     methods: ["POST"],
     access: "key",

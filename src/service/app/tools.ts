@@ -11,7 +11,7 @@ import type { Route, RouteTools } from "../http/route.ts";
 import type { AnswerRule } from "../http/rules/rules.ts";
 import type { PolicyGate } from "../policy/gate.ts";
 import type { createSite } from "../web/site.ts";
-import type { BulkStreamDeps } from "./bulk_stream.ts";
+import type { BulkStreamDeps } from "./bulk_answer.ts";
 
 export interface AppDeps {
   /** What the server serves now (swapped whole on a reload). */

@@ -47,7 +47,7 @@ export function inputParser(format: InputFormat): InputParser {
   }
 }
 
-/** What a source of input batches may tell about its body (src/service/bulk/stream.ts's idle timeout). */
+/** What a source of input batches may tell about its body (src/service/bulk/batches.ts's idle timeout). */
 export interface InputProgress {
   /** performance.now() when the body last gave bytes (or reading started). */
   readonly lastReadAt: number;

@@ -139,7 +139,7 @@ interface Deadline {
  * Answers 408 and closes the connection when the request (its body) has not
  * all arrived `timeoutMs` after its head, as node's `requestTimeout` does; the
  * server clears it for a streamed answer, whose body may take any time while
- * it moves (src/service/bulk/stream.ts's idle timeout ends it when it does not).
+ * it moves (src/service/bulk/batches.ts's idle timeout ends it when it does not).
  */
 function requestDeadline(
   req: http.IncomingMessage,

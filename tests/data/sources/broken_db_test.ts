@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { createServices } from "../../../src/process/server/services.ts";
+import { openServed } from "../../../src/process/server/served.ts";
 import { loadConfig } from "../../../src/base/config.ts";
 import { type MmdbValue, MmdbWriter } from "../../../src/data/mmdb/writer/writer.ts";
 import { openDataSet } from "../../../src/data/sources/data_set.ts";
@@ -20,7 +20,7 @@ const CITY = { country: { iso_code: "DE", names: { en: "Germany" } } };
 function servicesWith(dataDir: string, cityDb: string) {
   const sources = `${dataDir}/sources.json`;
   Deno.writeTextFileSync(sources, '{"sources":[]}');
-  return createServices(
+  return openServed(
     loadConfig({ IPINTEL_DATA_DIR: dataDir, IPINTEL_SOURCES: sources, IPINTEL_CITY_DB: cityDb }),
   );
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createServices } from "../../../src/process/server/services.ts";
+import { openServed } from "../../../src/process/server/served.ts";
 import { loadConfig } from "../../../src/base/config.ts";
 import { type MmdbValue, MmdbWriter, uint32 } from "../../../src/data/mmdb/writer/writer.ts";
 import { writeBaseDataDir } from "../update/_feed_server.ts";
@@ -73,7 +73,7 @@ async function lookupWith(env: Record<string, string>, dataDir: string) {
     ...env,
   });
   await Deno.writeTextFile(`${dataDir}/s.json`, '{"sources":[]}');
-  return await createServices(config);
+  return await openServed(config);
 }
 
 Deno.test("operators' ISP, Domain and Connection-Type databases fill connection", async () => {
@@ -182,7 +182,7 @@ Deno.test("GET /status lists each source's data date, age, count, licence, and a
         }],
       }),
     );
-    const services = { current: await createServices(config) };
+    const services = { current: await openServed(config) };
     const app = await fixtureApp({ slot: services, config: { bulkMax: 1 } });
     const res = await app.request("/status");
     assert.equal(res.status, 200);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { startHotReload } from "../../../src/process/server/reload.ts";
-import { createServices, createSharedParts } from "../../../src/process/server/services.ts";
+import { createSharedParts, openServed } from "../../../src/process/server/served.ts";
 import { type Config, loadConfig } from "../../../src/base/config.ts";
 import type { ServedSlot } from "../../../src/service/http/env.ts";
 import { feedSource, startFeedServer, update, writeBaseDataDir } from "../update/_feed_server.ts";
@@ -98,12 +98,12 @@ Deno.test("a new data set that fails validation is not swapped in, and the reaso
 /** The services of `config`'s data directory, swapped by a hot reload as `serve` does; its log lines. */
 async function watchedServices(config: Config, pollMs?: number) {
   const shared = createSharedParts();
-  const services: ServedSlot = { current: await createServices(config, shared) };
+  const services: ServedSlot = { current: await openServed(config, shared) };
   const log: string[] = [];
   const watch = startHotReload(
     config,
     {
-      load: () => createServices(config, shared),
+      load: () => openServed(config, shared),
       install: (next) => void (services.current = next),
     },
     (line) => log.push(line),

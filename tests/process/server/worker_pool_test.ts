@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { loadConfig } from "../../../src/base/config.ts";
-import { openSharedData } from "../../../src/process/server/services.ts";
+import { openSharedData } from "../../../src/process/server/served.ts";
 import { WorkerPool } from "../../../src/process/server/worker_pool.ts";
 import { sharedCountsBuffer } from "../../../src/service/ops/metrics.ts";
 import { rateTableBuffer } from "../../../src/service/access/rate_table.ts";

@@ -7,7 +7,7 @@
  * purpose, the echo cap and `lang=de_DE`; tests/base/errors_test.ts and
  * tests/core/lookup/lookup_test.ts hold the new rules. Taken out since: a GET list
  * over IPINTEL_BULK_MAX, now streamed instead of refused, which
- * tests/service/app/bulk_stream_test.ts holds; re-recorded since: POST /bulk's
+ * tests/service/app/bulk_answer_test.ts holds; re-recorded since: POST /bulk's
  * answers to malformed bodies (the streaming parser's own messages) and to a
  * text/plain body (now one address a line, not a 415).) Added before the app
  * became a Hono app (issue 26), recorded from the pipeline it replaced: the

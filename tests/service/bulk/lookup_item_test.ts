@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { lookupItem } from "../../../src/service/bulk/stream.ts";
+import { lookupItem } from "../../../src/service/bulk/batches.ts";
 import type { Lookup } from "../../../src/core/lookup/lookup.ts";
 import { fixtureLookup } from "../../_helpers.ts";
 

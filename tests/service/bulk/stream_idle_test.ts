@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { inputParser, readInput } from "../../../src/service/bulk/input.ts";
-import { answerBulk, type BulkEvent, IdleBodyError } from "../../../src/service/bulk/stream.ts";
+import { answerBulk, type BulkEvent, IdleBodyError } from "../../../src/service/bulk/batches.ts";
 import { NotFoundError } from "../../../src/base/errors.ts";
 import type { Lookup } from "../../../src/core/lookup/lookup.ts";
 import type { BulkItem, BulkStop } from "../../../src/base/types.ts";

@@ -36,6 +36,8 @@ export class ByteWriter {
   buf: Uint8Array;
   /** Bytes written so far. */
   len = 0;
+  /** Eight bytes to put a float's encoding in before it is copied. */
+  readonly floatBytes = new DataView(new ArrayBuffer(8));
   /** Starts with room for `initial` bytes. */
   constructor(initial = 1 << 16) {
     this.buf = new Uint8Array(initial);
@@ -122,7 +124,6 @@ function writeHeader(w: ByteWriter, type: number, size: number): void {
 }
 
 const utf8 = new TextEncoder();
-const scratch = new DataView(new ArrayBuffer(8));
 
 /** Appends a utf8_string. */
 export function writeString(w: ByteWriter, s: string): void {
@@ -174,6 +175,7 @@ export function writeInt32(w: ByteWriter, n: number): void {
 /** Appends a double (`T_DOUBLE`) or float (`T_FLOAT`). */
 export function writeFloat(w: ByteWriter, type: number, n: number): void {
   const size = type === T_DOUBLE ? 8 : 4;
+  const scratch = w.floatBytes;
   if (size === 8) scratch.setFloat64(0, n);
   else scratch.setFloat32(0, n);
   writeHeader(w, type, size);

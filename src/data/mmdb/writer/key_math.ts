@@ -31,20 +31,17 @@ export function decrement(a: Uint32Array): void {
   }
 }
 
-const SCRATCH_A = new Uint32Array(4);
-const SCRATCH_D = new Uint32Array(4);
-
 /**
  * Calls `onBlock` with each block of the fewest CIDRs exactly covering lo..hi
- * (lo ≤ hi), in order: its first address (a scratch array, read before the
- * next call) and its prefix length.
+ * (lo ≤ hi), in order: its first address (an array of this call's, read
+ * before the next block) and its prefix length.
  */
 export function cidrBlocks(
   lo: Uint32Array,
   hi: Uint32Array,
   onBlock: (start: Uint32Array, length: number) => void,
 ): void {
-  const a = SCRATCH_A, d = SCRATCH_D;
+  const a = new Uint32Array(4), d = new Uint32Array(4);
   a.set(lo);
   for (;;) {
     // The largest block at `a`: aligned there, and no longer than hi - a + 1.

@@ -1,5 +1,5 @@
 /**
- * Streamed bulk over HTTP (src/service/app/bulk_stream.ts): the same bytes per item as
+ * Streamed bulk over HTTP (src/service/app/bulk_answer.ts): the same bytes per item as
  * the whole answer, every format well-formed by real parsers, the limit ending
  * a stream with a final record, back-pressure, the client going away, and a
  * 100,000-address request.
@@ -11,7 +11,7 @@ import { XMLParser, XMLValidator } from "fast-xml-parser";
 import { AccessControl } from "../../../src/service/access/access.ts";
 import { KeyTable } from "../../../src/service/access/key_table.ts";
 import { RateLimiter } from "../../../src/service/access/rate_limiter.ts";
-import { HTTP_BATCH_SIZE as BATCH_SIZE } from "../../../src/service/app/bulk_stream.ts";
+import { HTTP_BATCH_SIZE as BATCH_SIZE } from "../../../src/service/app/bulk_answer.ts";
 import type { Lookup, LookupOptions } from "../../../src/core/lookup/lookup.ts";
 import { MemoryKeyStore } from "../../../src/data/store/keys.ts";
 import { MemoryRateCounters } from "../../../src/data/store/rate_counts.ts";

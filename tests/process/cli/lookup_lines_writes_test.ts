@@ -1,7 +1,7 @@
 /** `lookupStream`'s writing: one batch in flight, a reader going away ends the run quietly. */
 
 import assert from "node:assert/strict";
-import { lookupStream } from "../../../src/process/cli/lookup_stream.ts";
+import { lookupStream } from "../../../src/process/cli/lookup_lines.ts";
 import { NotFoundError } from "../../../src/base/errors.ts";
 import type { Lookup } from "../../../src/core/lookup/lookup.ts";
 

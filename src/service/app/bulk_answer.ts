@@ -2,7 +2,7 @@
  * Streamed bulk answers over HTTP (`POST /bulk`, and `GET /bulk/{list}` past
  * IPINTEL_BULK_MAX or with NDJSON asked for): the body is read as the answer
  * is written, and the answer is a stream the socket pulls, batch by batch
- * (src/service/bulk/stream.ts). No framework here: app.ts registers the routes.
+ * (src/service/bulk/batches.ts). No framework here: app.ts registers the routes.
  *
  * Before the first batch is answered the request can still fail with a status
  * (400 for an empty list or a malformed body start, 429 when not one unit of
@@ -19,7 +19,7 @@ import {
   inputParser,
   readInput,
 } from "../bulk/input.ts";
-import { answerBulk, type BulkEvent, type Grant } from "../bulk/stream.ts";
+import { answerBulk, type BulkEvent, type Grant } from "../bulk/batches.ts";
 import {
   type AppError,
   BadRequestError,
@@ -27,7 +27,7 @@ import {
   UnsupportedMediaTypeError,
 } from "../../base/errors.ts";
 import type { FieldSelection } from "../../core/format/select.ts";
-import { encodeText, type StreamFormat, streamWriter } from "../../core/format/stream.ts";
+import { encodeText, type StreamFormat, streamWriter } from "../../core/format/incremental.ts";
 import type { Lookup } from "../../core/lookup/lookup.ts";
 import { requireIdentityEncoding } from "../http/body.ts";
 import type { AppContext } from "../http/env.ts";

@@ -2,7 +2,8 @@
 
 import type { Config } from "../../base/config.ts";
 import { createEnrichment, type Enrichment, warmInBackground } from "../../core/place/warm.ts";
-import { createLookup, type Lookup } from "../../core/lookup/lookup.ts";
+import { createLookup } from "../../core/lookup/lookup.ts";
+import type { Served } from "../../service/http/env.ts";
 import {
   type DataSet,
   openDataSet,
@@ -13,10 +14,7 @@ import {
 import { readSourcesFile, type SourceSpec } from "../../data/sources/sources_file.ts";
 import { createUserAgentParser } from "../../core/ua/parse.ts";
 
-export interface Services {
-  data: DataSet;
-  lookup: Lookup;
-}
+export type { Served };
 
 /** Parts that outlive a data set: warmed caches are shared across reloads. */
 export interface SharedParts {
@@ -25,12 +23,12 @@ export interface SharedParts {
 }
 
 /** Opens the data directory and builds the lookup function over it. */
-export async function createServices(config: Config, shared?: SharedParts): Promise<Services> {
-  return servicesFor(await openServedData(config), shared ?? createSharedParts());
+export async function openServed(config: Config, shared?: SharedParts): Promise<Served> {
+  return servedFor(await openServedData(config), shared ?? createSharedParts());
 }
 
 /** The lookup function over an opened data set. */
-export function servicesFor(data: DataSet, shared: SharedParts): Services {
+export function servedFor(data: DataSet, shared: SharedParts): Served {
   const lookup = createLookup({
     data,
     now: millisecondClock(),

@@ -1,15 +1,15 @@
 /**
  * `ipintel lookup -`: addresses from standard input, one a line, answered as
  * they are read through the same pipeline and writers as a streamed
- * `POST /bulk` (src/service/bulk/stream.ts, src/core/format/stream.ts), so each item is the
+ * `POST /bulk` (src/service/bulk/batches.ts, src/core/format/incremental.ts), so each item is the
  * same text as over HTTP. Standard output is written with back-pressure: a slow
  * reader slows the run, memory stays that of one batch.
  */
 
 import { inputParser, readInput } from "../../service/bulk/input.ts";
-import { answerBulk } from "../../service/bulk/stream.ts";
+import { answerBulk } from "../../service/bulk/batches.ts";
 import type { FieldSelection } from "../../core/format/select.ts";
-import { encodeText, type StreamFormat, streamWriter } from "../../core/format/stream.ts";
+import { encodeText, type StreamFormat, streamWriter } from "../../core/format/incremental.ts";
 import type { Lookup } from "../../core/lookup/lookup.ts";
 
 export interface StreamLookupOptions {

@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { parse as parseCsv } from "csv-parse/sync";
-import { createServices } from "../../../src/process/server/services.ts";
+import { openServed } from "../../../src/process/server/served.ts";
 import { loadConfig } from "../../../src/base/config.ts";
 import { runCli } from "../../_cli.ts";
 import { DEFAULT_DATA_DIR, fixtureApp, peer } from "../../_helpers.ts";
@@ -41,7 +41,7 @@ Deno.test("lookup - answers each line in order, bad lines in place, as POST /bul
   );
   assert.equal(code, 0, stderr);
   assert.equal(stderr, "", "no progress line when standard error is not a terminal");
-  const services = await createServices(loadConfig({ IPINTEL_DATA_DIR: DEFAULT_DATA_DIR }, {}));
+  const services = await openServed(loadConfig({ IPINTEL_DATA_DIR: DEFAULT_DATA_DIR }, {}));
   const app = await fixtureApp({ slot: { current: services } });
   const http = await app.request(`/bulk?format=ndjson&get=${GET}&lang=de`, {
     method: "POST",
