@@ -4,7 +4,8 @@ import { KeyTable } from "../../../src/service/access/key_table.ts";
 import { RateLimiter } from "../../../src/service/access/rate_limiter.ts";
 import { MemoryKeyStore } from "../../../src/data/store/keys.ts";
 import { MemoryRateCounters } from "../../../src/data/store/rate_counts.ts";
-import { DURATION_BUCKETS } from "../../../src/service/ops/metrics.ts";
+import { DURATION_BUCKETS, Metrics } from "../../../src/service/ops/metrics.ts";
+import { ROUTE_LABELS } from "../../../src/service/app/app.ts";
 import { FIXED_NOW, fixtureDataSet, fixtureLookup, writeFixtureDataDir } from "../../_helpers.ts";
 import { openDataSet } from "../../../src/data/sources/data_set.ts";
 import { parsePrometheus, type Sample, sampleValue, testServer } from "./_server.ts";
@@ -242,4 +243,19 @@ Deno.test("/metrics reports each source's data date and whether each configured 
     sampleValue(samples, "ipintel_source_present", { source: "tor-exits", kind: "tor" }),
     0,
   );
+});
+
+Deno.test("counted lookups keep every capability of the lookup: detail, bulk items, scans without cache fills", async () => {
+  const lookup = await fixtureLookup(FIXED_NOW, await openDataSet(await writeFixtureDataDir()));
+  const metrics = new Metrics({ dataSet: () => null, version: "test", routes: ROUTE_LABELS });
+  const counted = metrics.countLookups(lookup);
+  assert.ok(lookup.item && lookup.withoutCacheFills, "the fixture's lookup has both");
+  assert.ok(counted.item, "a streamed bulk's exception-free path stays");
+  assert.equal(counted.withoutCacheFills, lookup.withoutCacheFills);
+  assert.deepEqual(counted.item("81.2.69.142"), lookup.item("81.2.69.142"));
+  assert.deepEqual(counted.item("1.2.3"), lookup.item("1.2.3"), "an invalid line stays an item");
+  counted("81.2.69.142");
+  counted.detail("81.2.69.142");
+  const total = /ipintel_lookups_total (\d+)/.exec(metrics.render())?.[1];
+  assert.equal(total, "3", "items with data, lookups and details are counted; failed items not");
 });
