@@ -79,7 +79,7 @@ const LAYERS: readonly { folder: string; parts: readonly (readonly string[])[] }
   { folder: "process", parts: [["cli"], ["server"]] },
   {
     folder: "service",
-    parts: [["app", "ops"], ["compat", "bulk", "policy"], ["http"], ["access", "web"]],
+    parts: [["app", "ops"], ["mcp"], ["compat", "bulk", "policy"], ["http"], ["access", "web"]],
   },
   { folder: "core", parts: [["lookup", "asn"], ["place", "ua", "format"]] },
   {
@@ -93,6 +93,7 @@ const LAYERS: readonly { folder: string; parts: readonly (readonly string[])[] }
       "types.ts",
       "shared_part.ts",
       "sleep.ts",
+      "suggest.ts",
     ]],
   },
 ];

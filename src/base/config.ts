@@ -75,6 +75,8 @@ export interface Config {
   streamIdleTimeout: number;
   /** The lookup page for browsers at `/` (off: `/` answers like `/me` for everyone). */
   web: boolean;
+  /** The MCP server for AI assistants at `/mcp` (off: `/mcp` answers 404). */
+  mcp: boolean;
   /** PEM certificate chain and private key files: serve HTTPS (both or neither; see src/process/server/tls.ts). */
   tlsCert: string | null;
   tlsKey: string | null;
@@ -147,7 +149,7 @@ export const OPTIONS = [
     "trustedProxies",
     "IPINTEL_TRUSTED_PROXIES",
     "trusted-proxies",
-    "Comma-separated CIDRs of proxies whose forwarding header is believed (none by default)",
+    "Comma-separated CIDRs of proxies whose forwarding header is believed",
     () => [],
     cidrList,
   ),
@@ -195,7 +197,7 @@ export const OPTIONS = [
     "workers",
     "IPINTEL_WORKERS",
     "workers",
-    "Request-serving workers sharing one port and one copy of the data (Linux; 1 elsewhere and with the node server); default: the number of CPUs",
+    "Request-serving workers sharing one port and one copy of the data (always 1 with the node server)",
     defaultWorkers,
     integerIn(1, 256),
   ),
@@ -203,7 +205,7 @@ export const OPTIONS = [
     "kv",
     "IPINTEL_KV",
     "kv",
-    "Deno KV for API keys and rate limits: a file path, :memory:, or a KV Connect URL (token in DENO_KV_ACCESS_TOKEN); default ipintel.kv beside the data directory",
+    "Deno KV for API keys and rate limits: a file path, :memory:, or a KV Connect URL (token in DENO_KV_ACCESS_TOKEN)",
     () => null,
     nonEmpty,
   ),
@@ -211,7 +213,7 @@ export const OPTIONS = [
     "auth",
     "IPINTEL_AUTH",
     "auth",
-    "API keys: required, optional (keyless callers get the anonymous limit) or off; default required once a key exists, off while none does",
+    "API keys: required, optional (keyless callers get the anonymous limit) or off",
     () => "auto",
     oneOf("required", "optional", "off", "auto"),
   ),
@@ -355,6 +357,14 @@ export const OPTIONS = [
     boolean,
   ),
   option(
+    "mcp",
+    "IPINTEL_MCP",
+    "mcp",
+    "Serve the MCP server for AI assistants at /mcp, with the API's keys and limits (true or false)",
+    () => true,
+    boolean,
+  ),
+  option(
     "tlsCert",
     "IPINTEL_TLS_CERT",
     "tls-cert",
@@ -398,6 +408,33 @@ export const OPTIONS = [
 
 /** Fails to compile while a key of Config has no entry in OPTIONS. */
 const _EVERY_KEY_LISTED: Record<Exclude<keyof Config, typeof OPTIONS[number]["key"]>, never> = {};
+
+/**
+ * The defaults the README's configuration table (and `--help`) words rather
+ * than prints: paths, a count per machine, one that depends on the keys.
+ */
+const DEFAULT_WORDING: { readonly [K in keyof Config]?: string } = {
+  dataDir: "data/ next to the code",
+  workers: "number of CPUs (Linux), else 1",
+  kv: "ipintel.kv beside the data directory",
+  auth: "required once a key exists, else off",
+  sourcesFile: "data/sources.json",
+  updateInterval: "1d",
+  metricsToken: "none (open)",
+  policy: "none (no gate)",
+};
+
+/**
+ * A setting's default as the README's configuration table gives it (what
+ * `--help` prints): its wording, else its value ("none" for no value).
+ */
+export function defaultText(spec: AnyOptionSpec): string {
+  const wording = DEFAULT_WORDING[spec.key];
+  if (wording !== undefined) return wording;
+  const value: unknown = spec.fallback();
+  if (value === null || (Array.isArray(value) && value.length === 0)) return "none";
+  return Array.isArray(value) ? value.join(",") : String(value);
+}
 
 /** A configuration value that is not accepted; the CLI exits with status 2. */
 export class ConfigError extends Error {

@@ -27,6 +27,7 @@ import {
   readManifest,
   sha256Hex,
   type SourceKind,
+  updateCommand,
 } from "./manifest.ts";
 import type {
   AnonymousIpRecord,
@@ -133,8 +134,16 @@ export interface OpenOptions {
   cacheSize?: number;
   /** Operator databases; each replaces the manifest's database of its kind. */
   databases?: readonly OperatorDatabase[];
-  /** The sources file's entries, to report the ones not installed. */
-  configured?: readonly SourceSpec[];
+  /**
+   * The sources file's entries, to report the ones not installed; the sources
+   * the manifest records (the file the data was installed from) win.
+   */
+  configured?: readonly Pick<SourceSpec, "name" | "kind">[];
+  /**
+   * Whether the server updates the data on a schedule (default): an absent
+   * source's reason says who installs it.
+   */
+  scheduledUpdates?: boolean;
   /** Read the files into shared memory and keep them as the set's `files`. */
   share?: boolean;
   /** Files another isolate verified: used as they are, with their manifest (see VerifiedFiles). */
@@ -319,13 +328,17 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
       s.kind
     ),
   );
-  const absent = (options.configured ?? [])
+  const notYet = options.scheduledUpdates === false
+    ? `Not installed yet, and updates are off (IPINTEL_UPDATE_INTERVAL=off): run "${
+      updateCommand(manifest.sourcesFile?.path ?? null)
+    }"`
+    : 'Not installed yet: the server\'s scheduled update fetches it, or "deno task ipintel data update"';
+  const absent = (manifest.sourcesFile?.sources ?? options.configured ?? [])
     .filter((s) => !names.has(s.name) && !databaseKinds.has(s.kind))
     .map((s) => ({
       name: s.name,
       kind: s.kind,
-      reason: redactUrls(manifest.failures?.[s.name]?.reason ?? "") ||
-        'Not installed yet: the server\'s scheduled update fetches it, or "deno task ipintel data update"',
+      reason: redactUrls(manifest.failures?.[s.name]?.reason ?? "") || notYet,
     }));
   const missing = absent.filter((s) => (DATABASE_KINDS as readonly string[]).includes(s.kind));
   return {

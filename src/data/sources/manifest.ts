@@ -1,6 +1,7 @@
 /** `data/manifest.json`: what each installed data file is, where it came from, and its hash. */
 
 import { createHash } from "node:crypto";
+import { OPTIONS } from "../../base/config.ts";
 
 /** The kinds of source a data directory can hold. */
 export type SourceKind =
@@ -127,6 +128,44 @@ export interface Manifest {
   sources: ManifestEntry[];
   /** Sources whose last update failed, by name: why, and when. */
   failures?: Record<string, { reason: string; at: string }>;
+  /**
+   * The sources file the data was installed from (by `data update`, or by the
+   * first `data`): a server reports these sources, not the file it was started
+   * with. Absent in manifests written before it was recorded.
+   */
+  sourcesFile?: InstalledFrom;
+  /** What the last `data update` did (a server says it in one line). */
+  lastUpdate?: UpdateRecord;
+}
+
+/** The sources file an install was given. */
+export interface InstalledFrom {
+  /** Its absolute path; null when the install was given the sources without a file. */
+  path: string | null;
+  /** Its sources, by name and kind, in its order. */
+  sources: { name: string; kind: SourceKind }[];
+}
+
+/** One `data update`'s outcome: written with the manifest it installed, even when no file changed. */
+export interface UpdateRecord {
+  /** ISO 8601 time it installed. */
+  at: string;
+  updated: number;
+  unchanged: number;
+  failed: number;
+  /** Where the failed sources come from, each once: a URL's host, the npm registry's, a file's path. */
+  failedFrom?: string[];
+}
+
+/**
+ * The command that installs the sources of `path` (null or the default sources
+ * file: no IPINTEL_SOURCES needed).
+ */
+export function updateCommand(path: string | null): string {
+  const fallback = OPTIONS.find((o) => o.key === "sourcesFile")!.fallback();
+  return path === null || path === fallback
+    ? "deno task ipintel data update"
+    : `IPINTEL_SOURCES=${/^[\w@%+=:,./-]+$/.test(path) ? path : `'${path}'`} deno task ipintel data update`;
 }
 
 export const MANIFEST_FILE = "manifest.json";

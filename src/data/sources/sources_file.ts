@@ -3,6 +3,7 @@
 import { dirname, isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { ConfigError } from "../../base/config.ts";
+import { didYouMean } from "../../base/suggest.ts";
 import {
   DATABASE_KINDS,
   FEED_KINDS,
@@ -56,6 +57,32 @@ export const NOT_STATED = "not stated";
 /** The `ipsum` minimum count when the sources file gives none. */
 export const DEFAULT_IPSUM_MIN_COUNT = 3;
 
+/** The fields of the file and of a source: any other is a mistake, named with "did you mean". */
+const FILE_FIELDS = ["registry", "sources"] as const;
+const SOURCE_FIELDS = [
+  "name",
+  "kind",
+  "format",
+  "url",
+  "sha256",
+  "sha256Url",
+  "integrity",
+  "members",
+  "file",
+  "provider",
+  "minCount",
+  "license",
+  "attribution",
+  "maxDownloadMB",
+  "maxUnpackedMB",
+] as const satisfies readonly (keyof SourceSpec)[];
+
+/** Fails to compile while a field of SourceSpec is not in SOURCE_FIELDS. */
+const _EVERY_FIELD_LISTED: Record<
+  Exclude<keyof SourceSpec, typeof SOURCE_FIELDS[number]>,
+  never
+> = {};
+
 /** Formats each list kind accepts, where not every list format fits. */
 const KIND_FORMATS: Partial<Record<SourceKind, readonly SourceFormat[]>> = {
   location: ["geofeed"],
@@ -72,7 +99,10 @@ export class SourcesFileError extends ConfigError {
   override name = "SourcesFileError";
 }
 
-/** Reads and validates a sources file; every error names the file and the entry. */
+/**
+ * Reads and validates a sources file; every error is one line naming the file,
+ * the entry and the field (an unknown field with the nearest known one).
+ */
 export async function readSourcesFile(path: string): Promise<SourcesFile> {
   let text: string;
   try {
@@ -84,7 +114,9 @@ export async function readSourcesFile(path: string): Promise<SourcesFile> {
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new SourcesFileError(`Invalid sources file ${path}: ${(error as Error).message}`);
+    throw new SourcesFileError(
+      `Invalid sources file ${path}: not valid JSON: ${(error as Error).message}`,
+    );
   }
   return parseSourcesFile(json, path);
 }
@@ -103,8 +135,14 @@ export function parseSourcesFile(
   };
   /** A URL or path as the sources file gives it: an http(s) or file URL, or null. */
   const location = (value: string): string | null => sourceLocation(value, baseDir);
-  if (!isObject(json) || !Array.isArray(json.sources)) {
-    fail("", 'expected { "sources": [ ... ] }');
+  if (!isObject(json)) fail("", 'expected { "sources": [ ... ] }');
+  unknownFields(json as Record<string, unknown>, FILE_FIELDS, "", fail);
+  const list = (json as Record<string, unknown>).sources;
+  if (!Array.isArray(list)) {
+    fail(
+      "sources ",
+      `${list === undefined ? "is missing" : show(list)}: expected a list of sources, [ ... ]`,
+    );
   }
   const root = json as { registry?: unknown; sources: unknown[] };
   if (root.registry !== undefined && !isHttpUrl(root.registry)) {
@@ -116,26 +154,32 @@ export function parseSourcesFile(
     const at = `sources[${i}]`;
     if (!isObject(raw)) return fail(at, ": expected an object");
     const s = raw as Record<string, unknown>;
-    const where = `${at}${typeof s.name === "string" ? ` (${s.name})` : ""} `;
-    const text = (key: string, required: boolean) => {
+    const named = typeof s.name === "string"
+      ? JSON.stringify(s.name.slice(0, 64)).slice(1, -1)
+      : "";
+    const where = `${at}${named ? ` (${named})` : ""} `;
+    unknownFields(s, SOURCE_FIELDS, where, fail);
+    /** A string field; `expected` says what a missing or empty required one should be. */
+    const text = (key: string, required: boolean, expected = "a non-empty string") => {
       const value = s[key];
       if (value === undefined && !required) return undefined;
+      if (value === undefined) return fail(where, `${key} is missing: expected ${expected}`);
       if (typeof value !== "string" || value.trim() === "") {
-        return fail(where, `${key} ${show(value)}: expected a non-empty string`);
+        return fail(where, `${key} ${show(value)}: expected ${expected}`);
       }
       return value;
     };
-    const name = text("name", true)!;
+    const name = text("name", true, 'a name of letters, digits, ".", "_" or "-"')!;
     if (!/^[a-z0-9][a-z0-9._-]{0,63}$/i.test(name)) {
       fail(where, `name ${show(name)}: use letters, digits, ".", "_" or "-"`);
     }
     if (names.has(name)) fail(where, `name ${show(name)} is used twice`);
     names.add(name);
-    const kind = text("kind", true) as SourceKind;
+    const kind = text("kind", true, `one of ${SOURCE_KINDS.join(", ")}`) as SourceKind;
     if (!SOURCE_KINDS.includes(kind)) {
       fail(where, `kind ${show(kind)}: expected one of ${SOURCE_KINDS.join(", ")}`);
     }
-    const format = text("format", true) as SourceFormat;
+    const format = text("format", true, `one of ${SOURCE_FORMATS.join(", ")}`) as SourceFormat;
     if (!SOURCE_FORMATS.includes(format)) {
       fail(where, `format ${show(format)}: expected one of ${SOURCE_FORMATS.join(", ")}`);
     }
@@ -155,10 +199,18 @@ export function parseSourcesFile(
       fail(where, `format "${format}" cannot give a ${kind} list: use ${only.join(", ")}`);
     }
     if (isDatabase) {
-      if (databaseKinds.has(kind)) fail(where, `a second ${kind} database: give at most one`);
+      if (databaseKinds.has(kind)) {
+        fail(where, `kind "${kind}": a second ${kind} database: give at most one`);
+      }
       databaseKinds.add(kind);
     }
-    const given = text("url", true)!;
+    const given = text(
+      "url",
+      true,
+      format === "npm"
+        ? "npm:<package>[@<version>]"
+        : "an http(s) URL, a file:// URL or a path (relative to the sources file)",
+    )!;
     const url = format === "npm" ? given : location(given);
     if (
       url === null ||
@@ -258,6 +310,22 @@ export function isFeedKind(kind: SourceKind): kind is typeof FEED_KINDS[number] 
   return (FEED_KINDS as readonly string[]).includes(kind);
 }
 
+/** Fails on the first field not in `known`, with the nearest known one. */
+function unknownFields(
+  object: Record<string, unknown>,
+  known: readonly string[],
+  where: string,
+  fail: (where: string, message: string) => never,
+): void {
+  for (const field of Object.keys(object)) {
+    if (known.includes(field)) continue;
+    fail(
+      where,
+      `unknown field ${show(field)}${didYouMean(field, known)}; expected ${known.join(", ")}`,
+    );
+  }
+}
+
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
@@ -302,6 +370,10 @@ function isHttpUrl(v: unknown): boolean {
 }
 
 function show(v: unknown): string {
-  const text = typeof v === "string" ? JSON.stringify(v) : String(v);
+  const text = typeof v === "string" || (typeof v === "object" && v !== null)
+    ? JSON.stringify(v)
+    : v === undefined
+    ? "(missing)"
+    : String(v);
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }

@@ -5,7 +5,9 @@
  * at creation; the store keeps only its SHA-256, and finds a key by that hash.
  * The KV layout (one prefix, tuples): `["keys", "id", id]` → the record,
  * `["keys", "hash", hex]` → the id, `["keys", "version"]` → a counter bumped by
- * every change so that servers notice revocations without scanning.
+ * every change so that servers notice revocations without scanning;
+ * `["keys", "defaults"]` → the limit and window a server applies to keys
+ * without their own (written by each server at start, read by `keys list`).
  */
 
 import { sha256Hex } from "./sha256.ts";
@@ -121,6 +123,37 @@ function newRecord(options: NewKeyOptions, key: string, now: Date): ApiKeyRecord
 const ID = (id: string) => ["keys", "id", id];
 const HASH = (hash: string) => ["keys", "hash", hash];
 const VERSION = ["keys", "version"];
+
+const DEFAULTS = ["keys", "defaults"];
+
+/** The default limit and window of the server that last started on a KV, and when it started. */
+export interface ServerDefaults {
+  /** Requests per window (0: unlimited), IPINTEL_RATE_LIMIT of that server. */
+  limit: number;
+  /** Seconds, IPINTEL_RATE_WINDOW of that server. */
+  window: number;
+  /** ISO time the server recorded them. */
+  recorded: string;
+}
+
+/** Records a starting server's default limit and window, for `keys list` to show. */
+export async function recordServerDefaults(
+  kv: Deno.Kv,
+  defaults: { limit: number; window: number },
+  now: Date = new Date(),
+): Promise<void> {
+  const value: ServerDefaults = { ...defaults, recorded: now.toISOString() };
+  await kv.set(DEFAULTS, value);
+}
+
+/** The defaults the last server started on this KV recorded; null when none has. */
+export async function readServerDefaults(kv: Deno.Kv): Promise<ServerDefaults | null> {
+  const { value } = await kv.get<ServerDefaults>(DEFAULTS);
+  return value !== null && Number.isInteger(value.limit) && Number.isInteger(value.window) &&
+      value.window > 0
+    ? value
+    : null;
+}
 
 /** The key store on a Deno KV handle opened by the caller. */
 export class KvKeyStore implements KeyStore {

@@ -9,6 +9,7 @@ import { type DefaultSource, provenance } from "./default_sources.ts";
 import {
   entryName,
   installContent,
+  type InstalledFrom,
   type Manifest,
   type ManifestEntry,
   readManifest,
@@ -32,6 +33,12 @@ export interface BuildOptions {
   waitForLock?: boolean;
   /** What this writer is, for another writer's "waiting for" line (default "data"). */
   purpose?: string;
+  /**
+   * The sources file these sources come from: recorded in a manifest that
+   * records none (the first build). `data update` records its own, and `data`
+   * installs only part of a file, so it never replaces a record.
+   */
+  installedFrom?: InstalledFrom;
 }
 
 export interface BuildReport {
@@ -51,6 +58,20 @@ export async function buildDefaultData(options: BuildOptions): Promise<BuildRepo
   await tidyDataDir(options.dataDir, options.purpose ?? "data");
   for (const source of options.sources) {
     report[await buildSource(source, options)].push(source.file);
+  }
+  const from = options.installedFrom;
+  const manifest = from ? await readManifest(options.dataDir) : null;
+  if (from && manifest && !manifest.sourcesFile) {
+    await installLocked(options.dataDir, {
+      purpose: options.purpose ?? "data",
+      waitForLock: options.waitForLock,
+      onWait: (holder) => options.progress(`waiting for ${holder} to finish`),
+      signal: options.signal,
+    }, (manifest) => {
+      if (manifest.sourcesFile) return Promise.resolve(false);
+      manifest.sourcesFile = from;
+      return Promise.resolve(true);
+    });
   }
   return report;
 }

@@ -20,6 +20,7 @@ import {
   type Manifest,
   type ManifestEntry,
   readManifest,
+  type UpdateRecord,
   writeFileAtomic,
 } from "../sources/manifest.ts";
 import { recordHistory } from "../history/record.ts";
@@ -46,6 +47,14 @@ export interface UpdateOptions extends Omit<FetchContext, "dataDir"> {
   waitForLock?: boolean;
   /** Days of list history kept (src/data/history); default IPINTEL_HISTORY_DAYS. */
   historyDays?: number;
+  /** The sources file `sources` were read from (absolute), recorded in the manifest. */
+  sourcesFile?: string;
+  /**
+   * A progress line per source (default), or none (a server's scheduled run,
+   * which says one line from the manifest's `lastUpdate`); the other lines
+   * (a source removed, the history not recorded) are said either way.
+   */
+  sourceLines?: boolean;
 }
 
 export interface SourceOutcome {
@@ -66,8 +75,10 @@ export async function runUpdate(options: UpdateOptions): Promise<SourceOutcome[]
   const { dataDir, progress } = options;
   const now = options.now ?? (() => new Date());
   const outcomes = new Map<string, SourceOutcome>();
+  const sourceLines = options.sourceLines ?? true;
   const report = (outcome: SourceOutcome) => {
     outcomes.set(outcome.name, outcome);
+    if (!sourceLines) return;
     progress(`${outcome.name}: ${outcome.status === "failed" ? "FAILED: " : ""}${outcome.detail}`);
   };
   const failures = new Map<string, { reason: string; at: string }>();
@@ -111,10 +122,56 @@ export async function runUpdate(options: UpdateOptions): Promise<SourceOutcome[]
   }, async (manifest) => {
     await Deno.mkdir(`${dataDir}/${FEEDS_DIR}`, { recursive: true });
     installed.push(...await install(manifest, fetched, failures, outcomes, options, now));
+    // Recorded even when no file changed: a server rereads the lists' history (lastSeen)
+    // on the new manifest, and says this update in one line.
+    const all = new Map(outcomes);
+    for (const outcome of installed) all.set(outcome.name, outcome);
+    manifest.sourcesFile = {
+      path: options.sourcesFile ?? null,
+      sources: options.sources.map((s) => ({ name: s.name, kind: s.kind })),
+    };
+    manifest.lastUpdate = updateRecord(options, all, now);
     return true;
   });
   for (const outcome of installed) report(outcome);
   return options.sources.map((s) => outcomes.get(s.name)!).filter(Boolean);
+}
+
+/** What the update did, and where the failed sources come from (each host once). */
+function updateRecord(
+  options: UpdateOptions,
+  outcomes: ReadonlyMap<string, SourceOutcome>,
+  now: () => Date,
+): UpdateRecord {
+  const count = (status: SourceOutcome["status"]) =>
+    [...outcomes.values()].filter((o) => o.status === status).length;
+  const from = new Set<string>();
+  for (const spec of options.sources) {
+    if (outcomes.get(spec.name)?.status === "failed") from.add(origin(spec, options.registry));
+  }
+  return {
+    at: now().toISOString(),
+    updated: count("updated"),
+    unchanged: count("unchanged"),
+    failed: count("failed"),
+    ...(from.size ? { failedFrom: [...from] } : {}),
+  };
+}
+
+/** Where a source comes from, for a log line: a URL's host, the npm registry's, a file's path. */
+function origin(spec: SourceSpec, registry: string): string {
+  if (isFileUrl(spec.url)) {
+    try {
+      return decodeURIComponent(new URL(spec.url).pathname);
+    } catch {
+      return spec.url;
+    }
+  }
+  try {
+    return new URL(spec.format === "npm" ? registry : spec.url).host;
+  } catch {
+    return spec.name;
+  }
 }
 
 /**
@@ -320,7 +377,9 @@ async function updateNpm(
     dataDir: options.dataDir,
     registry: options.registry,
     sources: [source],
-    progress: (line) => options.progress(`${spec.name}: ${line}`),
+    progress: (line) => {
+      if (options.sourceLines ?? true) options.progress(`${spec.name}: ${line}`);
+    },
     fetchFn: options.fetchFn,
     now,
     signal: options.signal,

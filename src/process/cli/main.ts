@@ -5,6 +5,7 @@ import { type Command, runCommand } from "./command.ts";
 import { dataCommand } from "./data.ts";
 import { keysCommand } from "./keys.ts";
 import { lookupCommand } from "./lookup.ts";
+import { mcpCommand } from "./mcp.ts";
 import { policyCommand } from "./policy.ts";
 import { serveCommand } from "./serve.ts";
 
@@ -18,6 +19,7 @@ export const ROOT: Command = {
     asn: asnCommand,
     keys: keysCommand,
     policy: policyCommand,
+    mcp: mcpCommand,
   },
 };
 

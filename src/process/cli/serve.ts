@@ -5,7 +5,8 @@ import { type Config, isEmbeddedData } from "../../base/config.ts";
 import { LogSink } from "../../service/ops/log_sink.ts";
 import { type Metrics, sharedCountsBuffer } from "../../service/ops/metrics.ts";
 import { type DataSet, VerifiedFileCache } from "../../data/sources/data_set.ts";
-import { readManifest } from "../../data/sources/manifest.ts";
+import { readManifest, updateCommand } from "../../data/sources/manifest.ts";
+import { readSourcesFile } from "../../data/sources/sources_file.ts";
 import { defineCommand } from "./command.ts";
 import { runDataJobInWorker } from "./data_in_worker.ts";
 import { type DataKeeperStatus, keepData, newKeeperStatus } from "../server/data_keeper.ts";
@@ -55,6 +56,9 @@ export async function runServe(config: Config): Promise<number> {
 }
 
 async function serve(config: Config, counted: { metrics: Metrics | null }): Promise<number> {
+  // A bad sources file stops the start here, before anything listens: exit 2, one line
+  // naming the file, the entry and the field.
+  await readSourcesFile(config.sourcesFile);
   const workers = config.httpServer === "deno" ? config.workers - 1 : 0;
   const stop = new StopRequest();
   const log = new LogSink({ onDrop: (lines) => counted.metrics?.recordLogDropped(lines) });
@@ -112,6 +116,8 @@ async function serve(config: Config, counted: { metrics: Metrics | null }): Prom
       }
     },
     recordReload: (result) => server.metrics.recordReload(result),
+    // A manifest rewritten with no file changed (a confirmation, a failure) reloads quietly.
+    version: ({ data }) => data.version.id,
   });
 
   const reason = await stop.requested;
@@ -190,7 +196,7 @@ function serveData(
       console.error(
         `ipintel: not installed yet (their flags answer null): ${
           absent.map((s) => s.name).join(", ")
-        }; ${absentHint(config, keeperStatus.readOnly)} (details at /status)`,
+        }; ${absentHint(config, keeperStatus.readOnly, loaded.data)} (details at /status)`,
       );
     } else if (keeperStatus.readOnly) {
       console.error(
@@ -198,7 +204,7 @@ function serveData(
       );
     }
     if (stop.stopping) return;
-    background.watch = startHotReload(config, target);
+    background.watch = startHotReload(config, target, undefined, { served: loaded });
     if (isEmbeddedData(config.dataDir)) return; // read-only: nothing to complete or update
     background.schedule = keepData(
       config,
@@ -223,8 +229,12 @@ function serveData(
   };
 }
 
-/** What the start-up line says of sources not installed: who fetches them, and when. */
-function absentHint(config: Config, readOnly: string | null): string {
+/**
+ * What the start-up line says of sources not installed: who fetches them, and
+ * when. They are the sources of the file the data was installed from (the
+ * manifest records it), so the command names that file.
+ */
+function absentHint(config: Config, readOnly: string | null, data: DataSet): string {
   if (isEmbeddedData(config.dataDir)) {
     return "the embedded data is read-only: serve a data directory (IPINTEL_DATA_DIR) to add them";
   }
@@ -232,7 +242,9 @@ function absentHint(config: Config, readOnly: string | null): string {
   if (config.updateInterval > 0) {
     return "fetching them now in the background (IPINTEL_UPDATE_INTERVAL=off turns this off)";
   }
-  return 'updates are off (IPINTEL_UPDATE_INTERVAL=off): install them with "deno task ipintel data update"';
+  return `updates are off (IPINTEL_UPDATE_INTERVAL=off): install them with "${
+    updateCommand(data.manifest.sourcesFile?.path ?? null)
+  }"`;
 }
 
 /** The end of a stop: background work ended, signals released, the load error rethrown. */

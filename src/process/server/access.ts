@@ -7,7 +7,7 @@ import { RateTable } from "../../service/access/rate_table.ts";
 import { type Config, ConfigError } from "../../base/config.ts";
 import type { ReadinessCheck } from "../../service/ops/readiness.ts";
 import { throttledLog } from "../../service/ops/throttled_log.ts";
-import { KvKeyStore } from "../../data/store/keys.ts";
+import { KvKeyStore, recordServerDefaults } from "../../data/store/keys.ts";
 import { KvRateCounters } from "../../data/store/rate_counts.ts";
 
 /** How often servers look for key changes and share their counts (see the README's bound). */
@@ -28,7 +28,9 @@ export interface ServerAccess {
  * Loads the keys, starts polling and syncing. Failures in the background are
  * logged once per interval with a count. `table` is the server's shared rate
  * table (every isolate of a server passes the same buffer). With `announce`,
- * says when the first key turns auth on (one isolate of a server with workers does).
+ * says when the first key turns auth on and records the server's default
+ * limit and window in the KV for `keys list` (one isolate of a server with
+ * workers does).
  */
 export async function startAccess(
   kv: Deno.Kv,
@@ -38,6 +40,9 @@ export async function startAccess(
 ): Promise<ServerAccess> {
   const keys = new KeyTable(new KvKeyStore(kv));
   await keys.refresh();
+  if (announce) {
+    await recordServerDefaults(kv, { limit: config.rateLimit, window: config.rateWindow });
+  }
   const syncLog = throttledLog("writing rate counts to the KV");
   const limiter = new RateLimiter({
     counters: new KvRateCounters(kv),

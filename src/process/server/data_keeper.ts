@@ -11,13 +11,16 @@
  * - a data directory this process cannot write is said once (and shown in
  *   the status): the server serves what is installed and looks again at the
  *   next scheduled run, without retrying in between.
+ * Each scheduled update says one line: its counts, where the failed sources
+ * come from (each host once) and when it tries again; the update's own lines
+ * per source are for `data update` on the command line.
  * New data reaches the server through the manifest watch (hot reload); failures
  * are in the manifest, so /status says which source failed and why.
  */
 
 import type { Config } from "../../base/config.ts";
 import type { DataSet } from "../../data/sources/data_set.ts";
-import { DATABASE_KINDS } from "../../data/sources/manifest.ts";
+import { DATABASE_KINDS, readManifest, type UpdateRecord } from "../../data/sources/manifest.ts";
 import { sleep as realSleep } from "../../base/sleep.ts";
 import { dataDirWriteProblem } from "./data_dir.ts";
 
@@ -50,6 +53,8 @@ export interface KeeperOptions {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Why the data directory cannot be written, or null (default: a probe file). */
   writeProblem?: (dataDir: string) => Promise<string | null>;
+  /** What the last update recorded (default: the manifest's `lastUpdate`), or null. */
+  lastUpdate?: (dataDir: string) => Promise<UpdateRecord | null>;
   now?: () => number;
 }
 
@@ -75,6 +80,7 @@ export async function keepData(
   const sleep = options.sleep ?? realSleep;
   const writeProblem = options.writeProblem ?? dataDirWriteProblem;
   const now = options.now ?? Date.now;
+  const lastUpdate = options.lastUpdate ?? recordedUpdate;
   const interval = config.updateInterval;
   const isDatabase = (kind: string) => (DATABASE_KINDS as readonly string[]).includes(kind);
   let missingDatabases = loaded.absent.some((s) => isDatabase(s.kind));
@@ -104,6 +110,8 @@ export async function keepData(
       continue;
     }
     let ok = true;
+    /** This run's line: the update's summary, or why the run failed. */
+    let said: string | null = null;
     status.updating = true;
     try {
       if (missingDatabases) {
@@ -111,24 +119,51 @@ export async function keepData(
         ok = (await jobs.buildMissing(signal)) === 0;
         missingDatabases = !ok;
       }
-      if (ok && interval > 0) ok = (await jobs.updateAll(signal)) === 0;
+      if (ok && interval > 0) {
+        const started = now();
+        const code = await jobs.updateAll(signal);
+        if (signal.aborted) return;
+        ok = code === 0;
+        said = summary(await lastUpdate(config.dataDir).catch(() => null), started, now());
+        if (said === null && !ok) said = "update: some sources failed (see /status)";
+      }
     } catch (error) {
       if (signal.aborted) return;
       ok = false;
-      log(`update: ${error instanceof Error ? error.message : error}`);
+      said = `update: ${error instanceof Error ? error.message : error}`;
     } finally {
       status.updating = false;
     }
     if (ok) {
       backoff = FIRST_BACKOFF_S;
       due = interval;
+      if (said) log(said);
     } else {
       // Doubling up to the interval: a closed network soon costs one attempt per interval.
       due = interval > 0 ? Math.min(backoff, interval) : Math.min(backoff, LONGEST_BACKOFF_S);
-      log(`update: trying again in ${due} s`);
+      log(`${said ?? "update"}; trying again in ${due} s`);
       backoff *= 2;
     }
     if (due === 0) break; // updates off and nothing missing
   }
   status.nextRun = null;
+}
+
+/** The manifest's record of the last update; null when there is none. */
+async function recordedUpdate(dataDir: string): Promise<UpdateRecord | null> {
+  return (await readManifest(dataDir))?.lastUpdate ?? null;
+}
+
+/**
+ * One update's line, from its record: the counts, how long it took, and where
+ * the failed sources come from (each once). Null when the record is older
+ * than the run (it installed nothing: it failed before, or was stopped).
+ */
+function summary(record: UpdateRecord | null, started: number, ended: number): string | null {
+  if (!record || !(Date.parse(record.at) >= started - 1000)) return null;
+  const seconds = ((ended - started) / 1000).toFixed(1);
+  const from = record.failedFrom?.length ? `: ${record.failedFrom.join(", ")}` : "";
+  return `update: ${record.updated} updated, ${record.unchanged} unchanged, ${record.failed} failed (${seconds} s)${
+    record.failed ? `; failed${from} (details at /status)` : ""
+  }`;
 }

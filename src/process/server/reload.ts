@@ -10,26 +10,43 @@ export interface ReloadTarget<T> {
   /** Serves the set: resolves once every isolate serves it; throws (everything kept as it was) when it cannot. */
   install(next: T): void | Promise<void>;
   recordReload?(result: "success" | "failure"): void;
+  /**
+   * What the set answers from (its X-Data-Version id). A set of the version
+   * already served is swapped in quietly: its manifest changed without a file
+   * (an update that confirmed the lists, or recorded a failure), and what it
+   * brings is the lists' history (lastSeen) and the failures /status shows.
+   * Without it, every new set is said.
+   */
+  version?(set: T): string;
 }
 
 /**
  * Watches the data directory; on a new manifest opens and verifies the new
  * set, then installs it in one step (requests in flight finish on the set
- * they started with), and says so once it is served everywhere. A set that
- * fails to open or install is logged, counted and ignored: the previous one
- * stays.
+ * they started with), and says so once it is served everywhere (unless no
+ * file changed: see ReloadTarget.version). A set that fails to open or
+ * install is logged, counted and ignored: the previous one stays. `served`:
+ * the set served when the watch starts.
  */
 export function startHotReload<T>(
   config: Config,
   target: ReloadTarget<T>,
   log: (line: string) => void = (line) => console.error(line),
-  options: { pollMs?: number } = {},
+  options: { pollMs?: number; served?: T } = {},
 ): ManifestWatch {
+  const versionOf = (set: T | undefined) =>
+    set === undefined || !target.version ? null : target.version(set);
+  let served = versionOf(options.served);
   return watchManifest(config.dataDir, async () => {
     try {
-      await target.install(await target.load());
+      const next = await target.load();
+      await target.install(next);
       target.recordReload?.("success");
-      log(`ipintel: new data loaded from ${config.dataDir}`);
+      const version = versionOf(next);
+      if (version === null || version !== served) {
+        log(`ipintel: new data loaded from ${config.dataDir}`);
+      }
+      served = version;
     } catch (error) {
       target.recordReload?.("failure");
       log(
@@ -38,5 +55,5 @@ export function startHotReload<T>(
         }`,
       );
     }
-  }, options);
+  }, { pollMs: options.pollMs });
 }

@@ -83,6 +83,7 @@ export async function openServedData(
     cacheSize: config.cacheSize,
     databases: operatorDatabases(config),
     configured,
+    scheduledUpdates: config.updateInterval > 0,
     share: options.share,
     verified: options.handoff?.files,
     verifiedFiles: options.verifiedFiles,

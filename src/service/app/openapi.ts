@@ -546,6 +546,34 @@ export const OPENAPI_DOC = {
   },
 };
 
+/** The OpenAPI operations of `/mcp`. */
+export const MCP_DOC = {
+  post: {
+    summary:
+      "The Model Context Protocol server for AI assistants (Streamable HTTP, stateless, JSON answers): tools lookup_ip, lookup_many, explain_risk, asn, policy_decision, data_status",
+    description:
+      "A JSON-RPC 2.0 message in, its answer out (docs/mcp.md). The API's keys and limits: one unit per address a tool looks up; a refusal is a tool error with the API's message. 404 with IPINTEL_MCP=false.",
+    security,
+    requestBody: {
+      required: true,
+      content: { "application/json": { schema: { type: "object" } } },
+    },
+    responses: {
+      "200": {
+        description: "The JSON-RPC answer",
+        headers: rateLimitHeaders,
+        content: { "application/json": { schema: { type: "object" } } },
+      },
+      "202": { description: "A notification or response accepted (no body)" },
+      ...everyRoute,
+      "401": lookupErrors["401"],
+      "404": errorResponse("IPINTEL_MCP is off"),
+      "406": { description: "Accept names neither application/json nor text/event-stream" },
+      "415": { description: "Body sent without Content-Type: application/json" },
+    },
+  },
+};
+
 /** The OpenAPI operations of `/asn/{n}` (src/core/asn/openapi.ts). */
 export const ASN_DOC = asnPathItem({ security, rateLimitHeaders });
 

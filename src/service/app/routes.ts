@@ -9,7 +9,8 @@ import { bearerMatches } from "../access/credentials.ts";
 import { splitBulkList } from "../bulk/items.ts";
 import { lookupItem } from "../bulk/batches.ts";
 import { parseAsnSelection } from "../../core/asn/layout.ts";
-import { createAsnView } from "../../core/asn/view.ts";
+import { asnCost, createAsnView, parseAsnFormat } from "../../core/asn/view.ts";
+import { parseAt } from "../../data/history/at.ts";
 import { AppError, BadRequestError } from "../../base/errors.ts";
 import { parseFormat, renderError, renderLookup } from "../../core/format/mod.ts";
 import { METRICS_CONTENT_TYPE } from "../../core/format/render.ts";
@@ -30,6 +31,7 @@ import {
   BULK_LIST_DOC,
   HEALTH_DOC,
   IP_DOC,
+  MCP_DOC,
   ME_DOC,
   METRICS_DOC,
   OPENAPI_DOC,
@@ -38,7 +40,7 @@ import {
   READY_DOC,
   STATUS_DOC,
 } from "./openapi.ts";
-import { statusRoute } from "./status_route.ts";
+import { statusData, statusRoute } from "./status_route.ts";
 import type { AppTools } from "./tools.ts";
 
 /**
@@ -161,7 +163,8 @@ export const NATIVE_ROUTES: readonly Route<AppTools>[] = [
     },
   },
   {
-    // An AS: parameters (400), one unit charged (429), then the answer (400/404 for the number).
+    // An AS: parameters (400), one unit charged (429), the AS found (400/404 for the number),
+    // one more unit per 1,000 prefixes in the answer (429), then the answer (its rendering kept).
     path: "/asn/{n}",
     methods: ["GET"],
     access: "key",
@@ -170,12 +173,21 @@ export const NATIVE_ROUTES: readonly Route<AppTools>[] = [
       // The ASN index of each data set, built on its first /asn question (src/core/asn/view.ts).
       const asnView = createAsnView();
       return async (c) => {
-        const format = parseFormat(c.req.query("format"));
+        const format = parseAsnFormat(c.req.query("format"));
         const selection = parseAsnSelection(c.req.query("get"));
-        const refusal = await tools.admission.charge(c, c.get("caller"), 1);
+        // Checked as on /ip (a malformed time is a 400); the lists are always today's here.
+        parseAt(c.req.query("at"));
+        const caller = c.get("caller");
+        const refusal = await tools.admission.charge(c, caller, 1);
         if (refusal) throw refusal;
         const n = c.req.param("n") ?? "";
-        const answer = await asnView.answer(n, tools.served(c).data, selection, format);
+        const data = tools.served(c).data;
+        const rest = asnCost(await asnView.prefixes(n, data, selection)) - 1;
+        if (rest > 0) {
+          const more = await tools.admission.charge(c, caller, rest);
+          if (more) throw more;
+        }
+        const answer = await asnView.answer(n, data, selection, format);
         return c.body(answer.body, 200, FORMAT_HEADERS[format]);
       };
     },
@@ -278,6 +290,55 @@ export const NATIVE_ROUTES: readonly Route<AppTools>[] = [
     handler: ({ routes }) => {
       const body = JSON.stringify(openApiDocument(routes));
       return (c) => c.body(body, 200, FORMAT_HEADERS.json);
+    },
+  },
+  {
+    // The MCP server for analysts' AI assistants (src/service/mcp/tools.ts): the API's keys
+    // and limits, one unit per address looked up. Stateless: every POST is its own session.
+    path: "/mcp",
+    methods: ["POST"],
+    access: "key",
+    doc: MCP_DOC,
+    handler: (tools) => {
+      const { deps } = tools;
+      const asnView = createAsnView();
+      const started = new Date();
+      return async (c) => {
+        if (deps.config.mcp === false) {
+          throw new AppError("not_found", "No MCP server: IPINTEL_MCP is off");
+        }
+        // Loaded on the first call: a server no assistant talks to never loads the SDK.
+        const [{ createMcpServer }, { StreamableHTTPTransport }] = await Promise.all([
+          import("../mcp/tools.ts"),
+          import("@hono/mcp"),
+        ]);
+        const server = createMcpServer({
+          served: () => tools.served(c),
+          charge: async (units) => await tools.admission.charge(c, c.get("caller"), units),
+          bulkMax: tools.bulkMax,
+          policy: deps.policy ?? null,
+          asnView,
+          status: async () =>
+            statusData(tools.served(c).data, {
+              started,
+              now: new Date(),
+              readOnly: await deps.dataDirectory?.() ?? null,
+              policy: deps.policy ?? null,
+              detail: deps.config.statusDetail ?? false,
+            }),
+          logError: (error) => tools.logError(error, c),
+        });
+        const transport = new StreamableHTTPTransport({
+          sessionIdGenerator: undefined,
+          enableJsonResponse: true,
+        });
+        await server.connect(transport);
+        try {
+          return await transport.handleRequest(c) ?? c.body(null, 202);
+        } finally {
+          await server.close();
+        }
+      };
     },
   },
 ];

@@ -18,7 +18,7 @@ export interface AppDeps {
   slot: ServedSlot;
   config:
     & Pick<Config, "bulkMax" | "trustedProxies" | "forwardedHeader" | "corsOrigins">
-    & Partial<Pick<Config, "web" | "streamIdleTimeout" | "statusDetail">>;
+    & Partial<Pick<Config, "web" | "mcp" | "streamIdleTimeout" | "statusDetail">>;
   /** Keys and rate limits; without it the API is open (as with IPINTEL_AUTH=off). */
   access?: AccessControl;
   /** Where 5xx details go (with the request's id); the client only sees a generic message. */

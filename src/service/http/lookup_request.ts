@@ -16,6 +16,8 @@ import {
 } from "./body.ts";
 import { type AppContext, bodyStream } from "./env.ts";
 import { parseAt } from "../../data/history/at.ts";
+import { createLanguageResolver } from "../../core/lookup/lookup.ts";
+import type { DataSet } from "../../data/sources/data_set.ts";
 
 /** Largest accepted user-agent body (docs/decisions.md, "Errors": 413). */
 export const UA_BODY_LIMIT = 8 * 1024;
@@ -40,19 +42,43 @@ const NO_QUERY: LookupRequest = Object.freeze({
 
 /**
  * The query part of a lookup request: format, get (400 on an unknown name),
- * lang, and the user agent from `ua` or the header.
+ * lang (400 when the served data set's City database cannot answer in it,
+ * whatever the addresses: a list whose every item fails is refused too), and
+ * the user agent from `ua` or the header.
  */
 export function readLookupQuery(c: AppContext): LookupRequest {
   const userAgent = c.req.raw.headers.get("user-agent");
   // Most lookups have no query at all: each parameter read would scan the URL for one.
   if (!c.req.url.includes("?")) return { ...NO_QUERY, userAgent };
+  const lang = c.req.query("lang") ?? null;
+  if (lang) checkLang(lang, c.get("served")?.data ?? null);
   return {
     format: parseFormat(c.req.query("format")),
     selection: parseFieldSelection(c.req.query("get")),
-    lang: c.req.query("lang") ?? null,
+    lang,
     userAgent: c.req.query("ua") ?? userAgent,
     at: parseAt(c.req.query("at")),
   };
+}
+
+/** Each data set's `lang` check, made on its first `lang` (weak: it goes with the set). */
+const langCheckers = new WeakMap<DataSet, (lang: string) => string>();
+
+/**
+ * Refuses a `lang` the lookup would refuse (src/core/lookup/lookup.ts, the same
+ * resolver over the same languages), before an address is looked up or a unit
+ * charged. Without data (still loading) the 503 comes first.
+ *
+ * @throws {BadRequestError} naming the value.
+ */
+function checkLang(lang: string, data: DataSet | null): void {
+  if (!data) return;
+  let check = langCheckers.get(data);
+  if (!check) {
+    const languages = data.city?.metadata.languages.length ? data.city.metadata.languages : ["en"];
+    langCheckers.set(data, check = createLanguageResolver(languages));
+  }
+  check(lang);
 }
 
 /**

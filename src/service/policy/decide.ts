@@ -43,7 +43,7 @@ export function decide(policy: Policy, facts: AddressFacts): Decision {
 }
 
 /** What a decision reads: the served lookup and the security sources of its data set. */
-export interface Served {
+export interface DecisionData {
   lookup: Lookup;
   data: { readonly risk: RiskSource };
 }
@@ -58,7 +58,7 @@ export interface Served {
  * the matched network: twice the work), plus the security signals the
  * `security` object folds away (hosting, relay, a threat listing).
  */
-export function judge(served: Served, policy: Policy, address: string): Decision {
+export function judge(served: DecisionData, policy: Policy, address: string): Decision {
   const ip = parseIp(address);
   let facts;
   try {

@@ -34,12 +34,95 @@ export async function readPolicyFile(
 export function policyFromBytes(bytes: Uint8Array, path: string, loadedAt: Date): LoadedPolicy {
   const where = `IPINTEL_POLICY ${JSON.stringify(path)}`;
   let json: unknown;
+  let text: string;
   try {
-    json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    json = JSON.parse(text);
   } catch (error) {
     throw new PolicyError(`${where}: not valid JSON: ${(error as Error).message}`);
   }
+  // JSON.parse keeps the last of two equal keys: `{"default":"allow","default":"deny"}` would
+  // silently serve one of two rules the author wrote. Refused, naming the key and where.
+  const duplicate = duplicateKey(text);
+  if (duplicate) {
+    throw new PolicyError(
+      `${where}: duplicate key ${JSON.stringify(duplicate.key)} ${duplicate.where}: ` +
+        "JSON keeps only the last one, so the file is refused; keep one",
+    );
+  }
   return { policy: parsePolicy(json, where), path, version: versionOf(bytes), loadedAt };
+}
+
+/** A key given twice in one object, and where that object is (`at the top level`, `in rule 2`). */
+export interface DuplicateKey {
+  key: string;
+  where: string;
+}
+
+/**
+ * The first key that appears twice in one object of `text` (valid JSON: it
+ * has been parsed), keys compared as decoded (`"a"` and `"\u0061"` are one).
+ * A small tokenizer with a stack of its own, so nesting of any depth is walked
+ * without recursion.
+ */
+export function duplicateKey(text: string): DuplicateKey | null {
+  /** An open object or array; `at` is its key or index in the one holding it. */
+  type Frame =
+    | {
+      kind: "object";
+      at: string | number | null;
+      keys: Set<string>;
+      key: string;
+      expectKey: boolean;
+    }
+    | { kind: "array"; at: string | number | null; index: number };
+  const stack: Frame[] = [];
+  const position = (): string | number | null => {
+    const top = stack[stack.length - 1];
+    if (!top) return null;
+    return top.kind === "object" ? top.key : top.index;
+  };
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === "{") {
+      stack.push({ kind: "object", at: position(), keys: new Set(), key: "", expectKey: true });
+    } else if (ch === "[") {
+      stack.push({ kind: "array", at: position(), index: 0 });
+    } else if (ch === "}" || ch === "]") {
+      stack.pop();
+    } else if (ch === ",") {
+      const top = stack[stack.length - 1];
+      if (top?.kind === "object") top.expectKey = true;
+      else if (top?.kind === "array") top.index++;
+    } else if (ch === '"') {
+      let end = i + 1;
+      while (text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
+      const top = stack[stack.length - 1];
+      if (top?.kind === "object" && top.expectKey) {
+        const key = JSON.parse(text.slice(i, end + 1)) as string;
+        if (top.keys.has(key)) {
+          const path = stack.slice(1).map((frame) => frame.at!);
+          return { key, where: describePath(path) };
+        }
+        top.keys.add(key);
+        top.key = key;
+        top.expectKey = false;
+      }
+      i = end;
+    }
+  }
+  return null;
+}
+
+/** Where an object of the policy is, as the other messages name it. */
+function describePath(path: readonly (string | number)[]): string {
+  if (path.length === 0) return "at the top level";
+  const [first, second, ...rest] = path;
+  if (first === "rules" && typeof second === "number") {
+    const rule = `in rule ${second + 1}`;
+    return rest.length ? `${rule}, in ${rest.map((p) => JSON.stringify(p)).join(" → ")}` : rule;
+  }
+  return `in ${path.map((p) => JSON.stringify(p)).join(" → ")}`;
 }
 
 /** The version of a policy file's bytes. */

@@ -4,7 +4,7 @@
  */
 
 import { DecisionCounter } from "./counter.ts";
-import { authAnswer, type Decision, judge, type Served } from "./decide.ts";
+import { authAnswer, type Decision, judge, type DecisionData } from "./decide.ts";
 import { type LoadedPolicy, policyStatus, readPolicyFile, watchPolicyFile } from "./file.ts";
 import { AuthResponses } from "./response.ts";
 
@@ -49,19 +49,19 @@ export class PolicyGate {
   }
 
   /** Judges the client address and counts the decision (throws as judge() does). */
-  decide(served: Served, address: string): Decision {
+  decide(served: DecisionData, address: string): Decision {
     const decision = judge(served, this.#loaded.policy, address);
     this.counter.count(decision);
     return decision;
   }
 
   /** The forward-auth answer for the client address: 204 or 403, the headers, no body. */
-  answer(served: Served, address: string): ReturnType<typeof authAnswer> {
+  answer(served: DecisionData, address: string): ReturnType<typeof authAnswer> {
     return authAnswer(this.decide(served, address));
   }
 
   /** The same answer as the `GET /auth` Response the route returns (its headers are set after). */
-  respond(served: Served, address: string): Response {
+  respond(served: DecisionData, address: string): Response {
     return this.#responses.responseFor(this.decide(served, address));
   }
 

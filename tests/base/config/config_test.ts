@@ -216,3 +216,22 @@ Deno.test("every option has a distinct variable and flag, both listed in the tab
   assert.equal(flags.size, OPTIONS.length);
   for (const o of OPTIONS) assert.match(o.flag, /^[a-z][a-z-]*$/);
 });
+
+Deno.test("each setting's default, as --help prints it, is the README's default column and the value loadConfig gives", async () => {
+  const { defaultText } = await import("../../../src/base/config.ts");
+  const readme = await Deno.readTextFile(new URL("../../../README.md", import.meta.url));
+  const section = readme.slice(readme.indexOf("## Configuration"), readme.indexOf("## API"));
+  const rows = section.split("\n").filter((line) => line.startsWith("| `"));
+  const defaults = loadConfig({});
+  for (const option of OPTIONS) {
+    const row = rows.find((r) => r.startsWith(`| \`${option.env}\``));
+    assert.ok(row, `no README row for ${option.env}`);
+    const cell = row.split("|")[3]!.trim().replaceAll("`", "");
+    assert.equal(defaultText(option), cell, `${option.env}: --help and the README's default`);
+    const value: unknown = defaults[option.key];
+    if (typeof value === "number" && option.key !== "updateInterval" && option.key !== "workers") {
+      assert.equal(cell, String(value), `${option.env}: the README's default is the real one`);
+    }
+    if (typeof value === "boolean") assert.equal(cell, String(value), option.env);
+  }
+});

@@ -10,7 +10,7 @@ import { openApiDocument } from "../../../src/service/app/openapi.ts";
 import { MemoryKeyStore } from "../../../src/data/store/keys.ts";
 import { MemoryRateCounters } from "../../../src/data/store/rate_counts.ts";
 import { fixtureApp, peer } from "../../_helpers.ts";
-import { asnDataSet } from "./_fixtures.ts";
+import { ASN_RANGES, asnDataSet } from "./_fixtures.ts";
 
 const data = await asnDataSet();
 const app = await fixtureApp({ data });
@@ -115,4 +115,68 @@ Deno.test("the OpenAPI document describes /asn/{n} and the Asn schema", () => {
   assert.ok(doc.paths["/asn/{n}"]?.get?.responses["429"]);
   assert.ok(doc.components.schemas.Asn);
   assert.ok(doc.components.schemas.MatchedNetworks);
+});
+
+/** AS 500 with 2,500 /24s that do not collapse (every other one), beside the fixture's ASes. */
+const BIG_RANGES: typeof ASN_RANGES = [
+  ...ASN_RANGES,
+  ...Array.from(
+    { length: 2500 },
+    (_, i) =>
+      [`11.${i >> 7}.${(i & 127) * 2}.0/24`, {
+        autonomous_system_number: 500,
+        autonomous_system_organization: "Big Net",
+      }] as (typeof ASN_RANGES)[number],
+  ),
+];
+
+Deno.test("GET /asn/{n} costs 1 unit and 1 more per 1,000 prefixes in the answer, in the RateLimit headers", async () => {
+  const big = await asnDataSet(BIG_RANGES);
+  const keys = new KeyTable(new MemoryKeyStore());
+  await keys.refresh();
+  const access = new AccessControl(
+    { auth: "optional", rateLimit: 5, rateWindow: 60, anonRateLimit: 20 },
+    keys,
+    new RateLimiter({ counters: new MemoryRateCounters(), now: () => 60_000_000 }),
+  );
+  const limited = await fixtureApp({ data: big, access });
+  const get = (path: string) =>
+    limited.fetch(new Request(`http://localhost${path}`), peer("203.0.113.9"));
+  const spent = async (path: string, status = 200) => {
+    const response = await get(path);
+    assert.equal(response.status, status, path);
+    await response.body?.cancel();
+    return response.headers.get("ratelimit-remaining");
+  };
+  // 2,500 prefixes: 1 + 2 units.
+  assert.equal(await spent("/asn/500"), "17");
+  const rows = (await (await get("/asn/500?format=csv&get=ipv4")).text()).trim().split("\n");
+  assert.equal(rows.length, 2501); // and 3 more units: 14 left
+  // Without the prefixes in the answer, or a small AS: 1 unit.
+  assert.equal(await spent("/asn/500?get=name,counts"), "13");
+  assert.equal(await spent("/asn/500?get=ipv6"), "12");
+  assert.equal(await spent("/asn/100"), "11");
+  // What does not fit is refused whole (the first unit is spent finding the AS's size).
+  for (let left = 11; left > 2; left -= 3) assert.equal(await spent("/asn/500"), String(left - 3));
+  assert.equal(await spent("/asn/500", 429), "0");
+  const body = await (await get("/asn/100")).json();
+  assert.match(body.message, /[Rr]ate limit/);
+});
+
+Deno.test("GET /asn/{n} refuses a format or at it does not take, with a 400 naming it, before charging", async () => {
+  const { get } = await limitedApp(1);
+  const cases: [string, RegExp][] = [
+    ["/asn/100?format=ndjson", /^Invalid format "ndjson": \/asn\/\{n\} answers json, xml or csv$/],
+    ["/asn/100?format=yaml&get=name", /^Invalid format "yaml"/],
+    ["/asn/100?at=junk", /^Invalid at "junk": expected an ISO 8601 time/],
+    ["/asn/100?at=2026-02-30", /^Invalid at "2026-02-30"/],
+  ];
+  for (const [path, message] of cases) {
+    const response = await get(path);
+    assert.equal(response.status, 400, path);
+    assert.match((await response.json()).message, message, path);
+    assert.equal(response.headers.get("ratelimit-remaining"), null, `${path}: charged`);
+  }
+  // Still the one unit left; the formats it takes, in any case, and a well-formed at, answer.
+  assert.equal((await get("/asn/100?format=XML&at=2026-01-01")).status, 200);
 });

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { parse as parseCsv } from "csv-parse/sync";
 import { XMLParser } from "fast-xml-parser";
 import { ASN_LAYOUT, parseAsnSelection } from "../../../src/core/asn/layout.ts";
-import { createAsnView } from "../../../src/core/asn/view.ts";
+import { asnCost, createAsnView, RENDERED_LIMITS } from "../../../src/core/asn/view.ts";
 import { AppError, STATUS_BY_CODE } from "../../../src/base/errors.ts";
 import { asnDataSet } from "./_fixtures.ts";
 
@@ -126,4 +126,47 @@ Deno.test("questions arriving together during the build are all answered", async
   const [a, b] = await Promise.all([own.data("100", fresh), own.data("AS200", fresh)]);
   assert.equal(a.asn, 100);
   assert.equal(b.asn, 200);
+});
+
+Deno.test("the ASN view keeps each rendered answer per data set, AS, format and selection", async () => {
+  const kept = createAsnView();
+  const first = await kept.answer("100", data, null, "csv");
+  assert.equal(
+    await kept.answer("AS100", data, null, "csv"),
+    first,
+    "the same answer, not rendered again",
+  );
+  assert.notEqual(await kept.answer("100", data, null, "json"), first);
+  assert.notEqual(await kept.answer("100", data, parseAsnSelection("prefixes"), "csv"), first);
+  // Another data set (a reload) renders anew.
+  const reloaded = await asnDataSet();
+  const fresh = await kept.answer("100", reloaded, null, "csv");
+  assert.notEqual(fresh, first);
+  assert.equal(fresh.body, first.body);
+});
+
+Deno.test("the ASN view's kept answers are bounded in number", async () => {
+  const kept = createAsnView();
+  const first = await kept.answer("100", data, null, "json");
+  // More distinct answers than RENDERED_LIMITS.entries: the first is rendered again.
+  const fields = ["asn", "name", "country", "prefixes", "ipv4", "ipv6", "counts", "lists"];
+  let made = 0;
+  for (let mask = 1; mask < 1 << fields.length && made <= RENDERED_LIMITS.entries; mask++) {
+    const get = fields.filter((_, i) => mask & (1 << i)).join(",");
+    for (const format of ["json", "xml"] as const) {
+      await kept.answer("100", data, parseAsnSelection(get), format);
+      made++;
+    }
+  }
+  assert.ok(made > RENDERED_LIMITS.entries);
+  assert.notEqual(await kept.answer("100", data, null, "json"), first);
+});
+
+Deno.test("prefixes(): what an answer lists, by the families get keeps; asnCost() 1 + 1 per 1,000", async () => {
+  assert.equal(await view.prefixes("100", data, null), 4);
+  assert.equal(await view.prefixes("AS100", data, parseAsnSelection("ipv4")), 1);
+  assert.equal(await view.prefixes("100", data, parseAsnSelection("prefixes.ipv6")), 3);
+  assert.equal(await view.prefixes("100", data, parseAsnSelection("name,counts")), 0);
+  await assert.rejects(() => view.prefixes("300", data, null), /No data for AS300/);
+  assert.deepEqual([0, 999, 1000, 9912].map(asnCost), [1, 1, 2, 10]);
 });

@@ -102,3 +102,96 @@ Deno.test("data update with an invalid sources file exits 2, naming the file and
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("sources file: an unknown field is named with the nearest known one, a missing one as missing", () => {
+  const refused: [unknown, RegExp][] = [
+    [
+      { sources: [{ name: "t", kind: "tor", formt: "ip-list", url: "https://x/t" }] },
+      /: sources\[0\] \(t\) unknown field "formt" \(did you mean "format"\?\); expected name, kind, format, url/,
+    ],
+    [
+      { sources: [{ name: "t", kind: "tor", url: "https://x/t" }] },
+      /: sources\[0\] \(t\) format is missing: expected one of npm, mmdb/,
+    ],
+    [
+      { sources: [{ kind: "tor", format: "ip-list", url: "https://x/t" }] },
+      /: sources\[0\] name is missing: expected a name of letters/,
+    ],
+    [
+      { sources: [{ name: "t", kind: "tor", format: "ip-list" }] },
+      /: sources\[0\] \(t\) url is missing: expected an http\(s\) URL/,
+    ],
+    [
+      {
+        sources: [{
+          name: "t",
+          kind: "tor",
+          format: "ip-list",
+          url: "https://x/t",
+          licence: "MIT",
+        }],
+      },
+      /\(t\) unknown field "licence" \(did you mean "license"\?\)/,
+    ],
+    [
+      { sources: [{ name: "t", kind: "tor", format: "ip-list", url: "https://x/t", colour: 1 }] },
+      /\(t\) unknown field "colour"; expected name/,
+    ],
+    [
+      { sorces: [] },
+      /: unknown field "sorces" \(did you mean "sources"\?\); expected registry, sources/,
+    ],
+    [
+      { registry: "https://r" },
+      /: sources is missing: expected a list of sources/,
+    ],
+  ];
+  for (const [json, expected] of refused) {
+    assert.throws(() => parseSourcesFile(json, "s.json"), expected, JSON.stringify(json));
+    try {
+      parseSourcesFile(json, "s.json");
+    } catch (error) {
+      const message = (error as Error).message;
+      assert.ok(!message.includes("\n"), `one line: ${message}`);
+      assert.ok(!/\bundefined\b/.test(message), `JavaScript's undefined shown: ${message}`);
+    }
+  }
+});
+
+Deno.test("serve with a bad sources file exits 2 before it listens, naming the file, the entry and the field", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ipintel-sources-serve-" });
+  const valid = JSON.stringify(
+    { sources: [{ name: "tor-exits", kind: "tor", format: "ip-list", url: "tor.txt" }] },
+    null,
+    2,
+  );
+  const files: [string, RegExp][] = [
+    [
+      valid.replace('"format"', '"formt"'),
+      /sources\[0\] \(tor-exits\) unknown field "formt" \(did you mean "format"\?\)/,
+    ],
+    [valid.slice(0, valid.length / 2), /not valid JSON/],
+  ];
+  try {
+    for (const [text, expected] of files) {
+      await Deno.writeTextFile(`${dir}/sources.json`, text);
+      const { code, stdout, stderr } = await runCli(
+        ["serve", "--port", "0", "--workers", "1", "--update-interval", "off"],
+        { IPINTEL_SOURCES: `${dir}/sources.json`, NO_COLOR: "1" },
+        30_000,
+      );
+      assert.equal(code, 2, stderr);
+      assert.equal(stdout, "");
+      const lines = stderr.trim().split("\n");
+      assert.equal(lines.length, 1, stderr);
+      assert.match(
+        lines[0]!,
+        new RegExp(`^ipintel serve: Invalid sources file ${dir}/sources.json: `),
+      );
+      assert.match(lines[0]!, expected);
+      assert.doesNotMatch(stderr, /listening/);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -142,6 +142,30 @@ Deno.test("ipintel --help lists the commands; lookup --help describes its flags"
   }
 });
 
+Deno.test("ipintel --help prints the README's configuration table: every setting with its default, aligned", async () => {
+  const { OPTIONS, defaultText } = await import("../../../src/base/config.ts");
+  const { code, lines, stderr } = await cli("--help");
+  assert.equal(code, 0, stderr);
+  const header = lines.findIndex((line) => /^\s+flag\s+variable\s+default\s+meaning$/.test(line));
+  assert.ok(header > 0, `no header row:\n${lines.join("\n")}`);
+  const table = lines.slice(header, header + 1 + OPTIONS.length);
+  const starts = (line: string) => [...line.matchAll(/(?<=^|\s{2})\S/g)].map((m) => m.index);
+  const columns = starts(table[0]!);
+  assert.equal(columns.length, 4);
+  OPTIONS.forEach((option, i) => {
+    const row = table[i + 1]!;
+    const cells = [`--${option.flag}`, option.env, defaultText(option), option.description];
+    cells.forEach((cell, c) => {
+      assert.equal(
+        row.slice(columns[c]!, columns[c]! + cell.length),
+        cell,
+        `${option.env}: ${row}`,
+      );
+    });
+    assert.equal(row.slice(columns[3]!), option.description, `${option.env}: ${row}`);
+  });
+});
+
 Deno.test("ipintel with an unknown command exits 2 and shows the help", async () => {
   const { code, stderr } = await cli("lokup", "8.8.8.8");
   assert.equal(code, 2);

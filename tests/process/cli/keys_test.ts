@@ -186,7 +186,7 @@ Deno.test("keys list shows each key's use and last use; keys set changes limits;
     await until(async () => (await get(issued.key)).status === 200, "the default limit");
 
     const active = await cli(kv, "keys", "delete", issued.id);
-    assert.equal(active.code, 2);
+    assert.equal(active.code, 1, "the command failed: not a usage error");
     assert.match(active.stderr, /is active: revoke it first/);
     await cli(kv, "keys", "revoke", issued.id);
     await cli(kv, "keys", "revoke", idle.id);
@@ -201,6 +201,81 @@ Deno.test("keys list shows each key's use and last use; keys set changes limits;
     assert.equal((await get(issued.key)).status, 401);
   } finally {
     await server.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("keys list shows the limit and window the server enforces, not the CLI's defaults", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ipintel-cli-keys-default-" });
+  const kv = `${dir}/keys.kv`;
+  try {
+    const plain = JSON.parse((await cli(kv, "keys", "create", "--name", "plain", "--json")).stdout);
+    const own = JSON.parse(
+      (await cli(kv, "keys", "create", "--name", "own", "--limit", "7", "--json")).stdout,
+    );
+    // No server has started on this KV: the CLI does not know the server's limit, and says so.
+    const before = await cli(kv, "keys", "list");
+    assert.equal(before.code, 0, before.stderr);
+    assert.match(before.stdout, new RegExp(`${plain.id} .*used 0 of the server default in 60 s`));
+    assert.match(before.stdout, new RegExp(`${own.id} .*used 0 of 7 in 60 s`));
+
+    const server = await startServe({
+      IPINTEL_DATA_DIR: DEFAULT_DATA_DIR,
+      IPINTEL_KV: kv,
+      IPINTEL_RATE_LIMIT: "3",
+      IPINTEL_RATE_WINDOW: "30",
+    });
+    try {
+      const url = `http://127.0.0.1:${server.port}/ip/8.8.8.8`;
+      const get = () => fetchFresh(url, { headers: { "x-api-key": plain.key } });
+      for (let i = 0; i < 3; i++) assert.equal((await get()).status, 200);
+      assert.equal((await get()).status, 429, "the server enforces 3");
+      const rows = async () =>
+        new Map(
+          (await cli(kv, "keys", "list", "--json")).stdout.trim().split("\n")
+            .map((line) => JSON.parse(line)).map((r) => [r.id, r]),
+        );
+      await until(async () => (await rows()).get(plain.id)?.used === 3, "3 uses in the list");
+      const listed = await rows();
+      const row = listed.get(plain.id);
+      assert.deepEqual([row.used, row.limit, row.window], [3, 3, 30]);
+      assert.deepEqual([row.serverDefaults.limit, row.serverDefaults.window], [3, 30]);
+      assert.deepEqual([listed.get(own.id).limit, listed.get(own.id).window], [7, 30]);
+      // The CLI's own defaults (1000 in 60 s here) are not what the server enforces.
+      const human = await cli(kv, "keys", "list");
+      assert.match(human.stdout, new RegExp(`${plain.id} .*used 3 of 3 in 30 s  last used 20`));
+      assert.match(human.stdout, new RegExp(`${own.id} .*used 0 of 7 in 30 s`));
+    } finally {
+      await server.kill();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("keys: an unknown id or an active key to delete exits 1 (the command failed), a usage error 2", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ipintel-cli-keys-exit-" });
+  const kv = `${dir}/keys.kv`;
+  try {
+    const issued = JSON.parse((await cli(kv, "keys", "create", "--name", "a", "--json")).stdout);
+    const cases: [string[], number, RegExp][] = [
+      [["keys", "set", "nosuchid", "--limit", "5"], 1, /No API key with id "nosuchid"/],
+      [["keys", "revoke", "nosuchid"], 1, /No API key with id "nosuchid"/],
+      [["keys", "rotate", "nosuchid"], 1, /No API key with id "nosuchid"/],
+      [["keys", "delete", "nosuchid"], 1, /No API key with id "nosuchid"/],
+      [["keys", "delete", issued.id], 1, /is active: revoke it first/],
+      [["keys", "set", issued.id], 2, /needs --limit <n>, --window <seconds> or both/],
+      [["keys", "set", issued.id, "--limit", "x"], 2, /Invalid --limit "x"/],
+      [["keys", "create"], 2, /needs --name/],
+      [["keys", "revoke"], 2, /Missing argument/],
+    ];
+    for (const [args, expected, message] of cases) {
+      const { code, stderr } = await cli(kv, ...args);
+      assert.equal(code, expected, `${args.join(" ")}: ${stderr}`);
+      assert.match(stderr, message, args.join(" "));
+      if (expected === 1) assert.equal(stderr.trim().split("\n").length, 1, `one line: ${stderr}`);
+    }
+  } finally {
     await Deno.remove(dir, { recursive: true });
   }
 });

@@ -6,7 +6,12 @@
 import assert from "node:assert/strict";
 import { waitFor } from "../../_serve_process.ts";
 import { fixtureLookup } from "../../_helpers.ts";
-import { policyStatus, readPolicyFile, versionOf } from "../../../src/service/policy/file.ts";
+import {
+  duplicateKey,
+  policyStatus,
+  readPolicyFile,
+  versionOf,
+} from "../../../src/service/policy/file.ts";
 import { PolicyGate } from "../../../src/service/policy/gate.ts";
 import { PolicyError } from "../../../src/service/policy/policy.ts";
 import { gateDataSet } from "./_gate_data.ts";
@@ -172,5 +177,50 @@ Deno.test("PolicyGate.open() refuses a bad file at start (the CLI's exit 2)", as
       () => PolicyGate.open(path, { report: () => {} }),
       /rule 1 "no-tor": unknown field "acton" \(did you mean "action"\?\)/,
     );
+  });
+});
+
+Deno.test("a key given twice in one object is refused at load, naming the key and where", async () => {
+  await withFile(async (path) => {
+    const cases: [string, RegExp][] = [
+      ['{"default":"allow","default":"deny"}', /duplicate key "default" at the top level/],
+      [
+        '{"default":"allow","rules":[{"name":"a","action":"deny","country":["KP"]},' +
+        '{"name":"b","action":"deny","action":"allow","country":["IR"]}]}',
+        /duplicate key "action" in rule 2:/,
+      ],
+      // Compared as decoded: JSON.parse reads both as "default".
+      ['{"default":"deny","\\u0064efault":"allow"}', /duplicate key "default" at the top level/],
+    ];
+    for (const [text, message] of cases) {
+      await Deno.writeTextFile(path, text);
+      await assert.rejects(() => readPolicyFile(path), (error: unknown) => {
+        assert.ok(error instanceof PolicyError, String(error));
+        assert.ok(
+          error.message.startsWith(`IPINTEL_POLICY "${path}": duplicate key`),
+          error.message,
+        );
+        assert.match(error.message, message);
+        assert.match(error.message, /JSON keeps only the last one/);
+        return true;
+      });
+    }
+    // Equal keys in different objects, and equal strings as values, are fine.
+    await Deno.writeTextFile(
+      path,
+      '{"default":"allow","rules":[{"name":"name","action":"deny","country":["KP"]},' +
+        '{"name":"b","action":"deny","country":["IR"],"description":"\\"name\\": a \\\\ quote"}]}',
+    );
+    assert.equal((await readPolicyFile(path)).policy.rules.length, 2);
+  });
+});
+
+Deno.test("duplicateKey() walks nesting of any depth without recursion", () => {
+  const deep = "[".repeat(100_000) + '{"a":1,"a":2}' + "]".repeat(100_000);
+  assert.deepEqual(duplicateKey(deep)?.key, "a");
+  assert.equal(duplicateKey('{"a":{"a":{"a":1}},"b":[{"a":1},{"a":2}]}'), null);
+  assert.deepEqual(duplicateKey('{"x":{"y":[0,{"k":1,"k":2}]}}'), {
+    key: "k",
+    where: 'in "x" → "y" → 1',
   });
 });

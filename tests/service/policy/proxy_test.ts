@@ -189,126 +189,193 @@ async function keyRequired(gate: Gate) {
   assert.equal(direct.status, 401);
 }
 
-Deno.test({
-  name: NGINX
-    ? "nginx auth_request in front of a static page: the acceptance, with the documented configuration"
-    : "nginx auth_request in front of a static page: IGNORED, nginx with auth_request is not installed (apt-get install nginx)",
-  ignore: !NGINX,
-  fn: async () => {
-    const gate = await startGate();
-    const port = freePort();
-    const conf = substitute(docBlock("nginx"), [
-      ["listen 80;", `listen 127.0.0.1:${port};`],
-      ["set_real_ip_from 10.0.0.0/8;", "set_real_ip_from 127.0.0.1;"],
-      ["/var/www/html", gate.www],
-      ["/var/cache/nginx/ipintel", `${gate.dir}/nginx-cache`],
-      ["127.0.0.1:8000", `127.0.0.1:${gate.ipintel.port}`],
-      ["YOUR_PROXY_KEY", gate.key],
-    ]);
-    const temp = (name: string) => `${name}_temp_path ${gate.dir}/nginx-${name};`;
-    await Deno.writeTextFile(
-      `${gate.dir}/nginx.conf`,
-      [
-        "daemon off;",
-        "worker_processes 1;",
-        `pid ${gate.dir}/nginx.pid;`,
-        `error_log ${gate.dir}/nginx-error.log;`,
-        "events {}",
-        "http {",
-        "access_log off;",
-        ...["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map(temp),
-        conf,
-        "}",
-      ].join("\n"),
-    );
-    const nginx = new Deno.Command("nginx", {
-      args: ["-e", `${gate.dir}/nginx-error.log`, "-p", gate.dir, "-c", `${gate.dir}/nginx.conf`],
-      stdout: "null",
-      stderr: "piped",
-    }).spawn();
-    const errors = nginx.stderr.pipeThrough(new TextDecoderStream()).getReader();
-    try {
-      await until(
-        async () => {
-          try {
-            (await Deno.connect({ hostname: "127.0.0.1", port })).close();
-            return true;
-          } catch {
-            return false;
-          }
-        },
-        10_000,
-        "nginx to listen",
-      );
-      const decisions = await acceptance(`http://127.0.0.1:${port}`, gate);
-      // Every page view was one decision (no double charge from an index redirect), counted
-      // by whichever of ipintel's two workers answered it.
-      assert.equal(await countedDecisions(gate), decisions);
-      await keyRequired(gate);
-    } catch (error) {
-      const log = await Deno.readTextFile(`${gate.dir}/nginx-error.log`).catch(() => "");
-      throw new Error(`${(error as Error).message}\nnginx error log:\n${log}`, { cause: error });
-    } finally {
+/** A proxy started on the documented configuration, in front of `upstream` (ipintel's port). */
+interface Proxy {
+  port: number;
+  /** What the proxy logged (for a failure's message). */
+  log(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** Polls until something listens on `port`. */
+function listening(port: number, what: string) {
+  return until(
+    async () => {
+      try {
+        (await Deno.connect({ hostname: "127.0.0.1", port })).close();
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    10_000,
+    what,
+  );
+}
+
+/** nginx with docs/forward-auth.md's block, files and temp paths in `dir`. */
+async function startNginx(dir: string, www: string, upstream: number, key: string): Promise<Proxy> {
+  const port = freePort();
+  const conf = substitute(docBlock("nginx"), [
+    ["listen 80;", `listen 127.0.0.1:${port};`],
+    ["set_real_ip_from 10.0.0.0/8;", "set_real_ip_from 127.0.0.1;"],
+    ["/var/www/html", www],
+    ["/var/cache/nginx/ipintel", `${dir}/nginx-cache`],
+    ["127.0.0.1:8000", `127.0.0.1:${upstream}`],
+    ["YOUR_PROXY_KEY", key],
+  ]);
+  const temp = (name: string) => `${name}_temp_path ${dir}/nginx-${name};`;
+  await Deno.writeTextFile(
+    `${dir}/nginx.conf`,
+    [
+      "daemon off;",
+      "worker_processes 1;",
+      `pid ${dir}/nginx.pid;`,
+      `error_log ${dir}/nginx-error.log;`,
+      "events {}",
+      "http {",
+      "access_log off;",
+      ...["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map(temp),
+      conf,
+      "}",
+    ].join("\n"),
+  );
+  const nginx = new Deno.Command("nginx", {
+    args: ["-e", `${dir}/nginx-error.log`, "-p", dir, "-c", `${dir}/nginx.conf`],
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const errors = nginx.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  const proxy: Proxy = {
+    port,
+    log: () => Deno.readTextFile(`${dir}/nginx-error.log`).catch(() => ""),
+    stop: async () => {
       nginx.kill("SIGTERM");
       await nginx.status;
       await errors.cancel();
-      await stopGate(gate);
-    }
-  },
-});
+    },
+  };
+  try {
+    await listening(port, "nginx to listen");
+  } catch (error) {
+    const log = await proxy.log();
+    await proxy.stop();
+    throw new Error(`${(error as Error).message}\nnginx error log:\n${log}`, { cause: error });
+  }
+  return proxy;
+}
 
-Deno.test({
-  name: CADDY
-    ? "Caddy forward_auth in front of a static page: the acceptance, with the documented configuration"
-    : "Caddy forward_auth in front of a static page: IGNORED, caddy is not installed (apt-get install caddy)",
-  ignore: !CADDY,
-  fn: async () => {
-    const gate = await startGate();
-    const port = freePort();
-    const site = substitute(docBlock("caddyfile"), [
-      ["example.com {", `http://127.0.0.1:${port} {`],
-      ["# trusted_proxies 10.0.0.0/8", "trusted_proxies 127.0.0.1/32"],
-      ["/var/www/html", gate.www],
-      ["127.0.0.1:8000", `127.0.0.1:${gate.ipintel.port}`],
-      ["YOUR_PROXY_KEY", gate.key],
-    ]);
-    await Deno.writeTextFile(
-      `${gate.dir}/Caddyfile`,
-      `{\n\tadmin off\n\tauto_https off\n}\n${site}`,
-    );
-    const caddy = new Deno.Command("caddy", {
-      args: ["run", "--config", `${gate.dir}/Caddyfile`, "--adapter", "caddyfile"],
-      env: { XDG_CONFIG_HOME: `${gate.dir}/caddy-config`, XDG_DATA_HOME: `${gate.dir}/caddy-data` },
-      stdout: "null",
-      stderr: "piped",
-    }).spawn();
-    let log = "";
-    const reading = (async () => {
-      for await (const text of caddy.stderr.pipeThrough(new TextDecoderStream())) log += text;
-    })();
-    try {
-      await until(
-        async () => {
-          try {
-            (await Deno.connect({ hostname: "127.0.0.1", port })).close();
-            return true;
-          } catch {
-            return false;
-          }
-        },
-        10_000,
-        "caddy to listen",
-      );
-      const decisions = await acceptance(`http://127.0.0.1:${port}`, gate);
-      assert.equal(await countedDecisions(gate), decisions);
-      await keyRequired(gate);
-    } catch (error) {
-      throw new Error(`${(error as Error).message}\ncaddy log:\n${log}`, { cause: error });
-    } finally {
+/** Caddy with docs/forward-auth.md's block, its state in `dir`. */
+async function startCaddy(dir: string, www: string, upstream: number, key: string): Promise<Proxy> {
+  const port = freePort();
+  const site = substitute(docBlock("caddyfile"), [
+    ["example.com {", `http://127.0.0.1:${port} {`],
+    ["# trusted_proxies 10.0.0.0/8", "trusted_proxies 127.0.0.1/32"],
+    ["/var/www/html", www],
+    ["127.0.0.1:8000", `127.0.0.1:${upstream}`],
+    ["YOUR_PROXY_KEY", key],
+  ]);
+  await Deno.writeTextFile(`${dir}/Caddyfile`, `{\n\tadmin off\n\tauto_https off\n}\n${site}`);
+  const caddy = new Deno.Command("caddy", {
+    args: ["run", "--config", `${dir}/Caddyfile`, "--adapter", "caddyfile"],
+    env: { XDG_CONFIG_HOME: `${dir}/caddy-config`, XDG_DATA_HOME: `${dir}/caddy-data` },
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  let log = "";
+  const reading = (async () => {
+    for await (const text of caddy.stderr.pipeThrough(new TextDecoderStream())) log += text;
+  })();
+  const proxy: Proxy = {
+    port,
+    log: () => Promise.resolve(log),
+    stop: async () => {
       caddy.kill("SIGTERM");
       await caddy.status;
       await reading;
-      await stopGate(gate);
-    }
-  },
-});
+    },
+  };
+  try {
+    await listening(port, "caddy to listen");
+  } catch (error) {
+    await proxy.stop();
+    throw new Error(`${(error as Error).message}\ncaddy log:\n${log}`, { cause: error });
+  }
+  return proxy;
+}
+
+const PROXIES = {
+  nginx: { installed: NGINX, start: startNginx, install: "nginx with auth_request" },
+  Caddy: { installed: CADDY, start: startCaddy, install: "caddy" },
+};
+
+for (const [name, proxy] of Object.entries(PROXIES)) {
+  const how = name === "nginx" ? "auth_request" : "forward_auth";
+  Deno.test({
+    name: proxy.installed
+      ? `${name} ${how} in front of a static page: the acceptance, with the documented configuration`
+      : `${name} ${how} in front of a static page: IGNORED, ${proxy.install} is not installed (apt-get install ${name.toLowerCase()})`,
+    ignore: !proxy.installed,
+    fn: async () => {
+      const gate = await startGate();
+      let running: Proxy | null = null;
+      try {
+        running = await proxy.start(gate.dir, gate.www, gate.ipintel.port, gate.key);
+        const decisions = await acceptance(`http://127.0.0.1:${running.port}`, gate);
+        // Every page view was one decision (no double charge from an index redirect), counted
+        // by whichever of ipintel's two workers answered it.
+        assert.equal(await countedDecisions(gate), decisions);
+        await keyRequired(gate);
+      } catch (error) {
+        const log = (await running?.log()) ?? "";
+        throw new Error(`${(error as Error).message}\n${name} log:\n${log}`, { cause: error });
+      } finally {
+        await running?.stop();
+        await stopGate(gate);
+      }
+    },
+  });
+
+  Deno.test({
+    name: proxy.installed
+      ? `${name}: a hung ipintel fails closed within seconds (the documented timeouts), not a minute`
+      : `${name}: a hung ipintel fails closed: IGNORED, ${proxy.install} is not installed`,
+    ignore: !proxy.installed,
+    fn: async () => {
+      const dir = await Deno.makeTempDir({ prefix: "ipintel-proxy-hung-" });
+      await Deno.chmod(dir, 0o755);
+      const www = `${dir}/www`;
+      await Deno.mkdir(www, { mode: 0o755 });
+      await Deno.writeTextFile(`${www}/index.html`, PAGE);
+      await Deno.chmod(`${www}/index.html`, 0o644);
+      // ipintel hung: it accepts connections and never answers.
+      const hung = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+      const held: Deno.Conn[] = [];
+      const accepting = (async () => {
+        for await (const conn of hung) held.push(conn);
+      })();
+      let running: Proxy | null = null;
+      try {
+        running = await proxy.start(dir, www, (hung.addr as Deno.NetAddr).port, "k");
+        const started = performance.now();
+        const response = await fetchFresh(`http://127.0.0.1:${running.port}/`, {
+          signal: AbortSignal.timeout(30_000),
+        });
+        const seconds = (performance.now() - started) / 1000;
+        const body = await response.text();
+        assert.ok(response.status >= 500, `${name}: ${response.status}`);
+        assert.ok(!body.includes("static page"), `${name}: the page was served`);
+        assert.ok(seconds >= 4 && seconds < 10, `${name}: failed closed after ${seconds} s`);
+      } catch (error) {
+        const log = (await running?.log()) ?? "";
+        throw new Error(`${(error as Error).message}\n${name} log:\n${log}`, { cause: error });
+      } finally {
+        await running?.stop();
+        hung.close();
+        await accepting.catch(() => {});
+        for (const conn of held) conn.close();
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
+  });
+}
