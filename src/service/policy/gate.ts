@@ -4,7 +4,7 @@
  */
 
 import { DecisionCounter } from "./counter.ts";
-import { authAnswer, type Decision, judge, type DecisionData } from "./decide.ts";
+import { authAnswer, type Decision, type DecisionData, judge } from "./decide.ts";
 import { type LoadedPolicy, policyStatus, readPolicyFile, watchPolicyFile } from "./file.ts";
 import { AuthResponses } from "./response.ts";
 

@@ -158,7 +158,8 @@ Deno.test("GET /asn/{n} costs 1 unit and 1 more per 1,000 prefixes in the answer
   assert.equal(await spent("/asn/100"), "11");
   // What does not fit is refused whole (the first unit is spent finding the AS's size).
   for (let left = 11; left > 2; left -= 3) assert.equal(await spent("/asn/500"), String(left - 3));
-  assert.equal(await spent("/asn/500", 429), "0");
+  assert.equal(await spent("/asn/500", 429), "1");
+  assert.equal(await spent("/asn/100"), "0");
   const body = await (await get("/asn/100")).json();
   assert.match(body.message, /[Rr]ate limit/);
 });
