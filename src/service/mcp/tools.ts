@@ -127,8 +127,8 @@ export function createMcpServer(access: McpAccess): McpServer {
         await charged(args.ips.length);
         const items = args.ips.map((ip: string) => lookupItem(ip, options, lookup));
         // The API's bulk answer holds the items as `responseArray`.
-      const { responseArray } = dataOf(items, options.selection) as { responseArray: Json[] };
-      return { items: responseArray };
+        const { responseArray } = dataOf(items, options.selection) as { responseArray: Json[] };
+        return { items: responseArray };
       }),
   );
 
