@@ -18,11 +18,25 @@ type ToolAnswer = {
 };
 
 Deno.test("ipintel mcp answers an assistant over stdio: the tools, 8.8.8.8's country and ASN, errors as tool errors", async () => {
+  const dir = await Deno.makeTempDir();
+  const policy = `${dir}/policy.json`;
+  await Deno.writeTextFile(
+    policy,
+    JSON.stringify({
+      default: "allow",
+      rules: [{ name: "embargo", action: "deny", country: ["US"] }],
+    }),
+  );
   const transport = new StdioClientTransport({
     command: Deno.execPath(),
     args: ["run", "-A", "main.ts", "mcp"],
     cwd: ROOT,
-    env: { IPINTEL_DATA_DIR: DEFAULT_DATA_DIR, IPINTEL_UPDATE_INTERVAL: "off", NO_COLOR: "1" },
+    env: {
+      IPINTEL_DATA_DIR: DEFAULT_DATA_DIR,
+      IPINTEL_UPDATE_INTERVAL: "off",
+      IPINTEL_POLICY: policy,
+      NO_COLOR: "1",
+    },
     stderr: "pipe",
   });
   const client = new Client({ name: "ipintel-test", version: "1.0.0" });
@@ -62,8 +76,36 @@ Deno.test("ipintel mcp answers an assistant over stdio: the tools, 8.8.8.8's cou
     const status = await client.callTool({ name: "data_status", arguments: {} }) as ToolAnswer;
     const sources = (status.structuredContent as { sources: { kind: string }[] }).sources;
     assert.ok(sources.some((s) => s.kind === "city"), "the City database is listed");
+    const many = await client.callTool({
+      name: "lookup_many",
+      arguments: { ips: ["8.8.8.8", "1.1.1.1"], get: "countryCode" },
+    }) as ToolAnswer;
+    assert.deepEqual(many.structuredContent, {
+      items: [{ ip: "8.8.8.8", countryCode: "US" }, { ip: "1.1.1.1", countryCode: "AU" }],
+    });
+    const risk = await client.callTool({
+      name: "explain_risk",
+      arguments: { ip: "8.8.8.8" },
+    }) as ToolAnswer;
+    assert.match(
+      (risk.structuredContent as { risk: { reason: string } }).risk.reason,
+      /no security source/,
+      "the default data installs no security list, and says so",
+    );
+    const decision = await client.callTool({
+      name: "policy_decision",
+      arguments: { ip: "8.8.8.8" },
+    }) as ToolAnswer;
+    assert.equal(decision.isError, undefined, decision.content[0]?.text);
+    assert.deepEqual(
+      [decision.structuredContent!.action, decision.structuredContent!.rule],
+      ["deny", "embargo"],
+    );
+    const unknown = await client.callTool({ name: "whois", arguments: {} }) as ToolAnswer;
+    assert.equal(unknown.isError, true);
   } finally {
     await client.close();
+    await Deno.remove(dir, { recursive: true });
   }
 });
 
