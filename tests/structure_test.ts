@@ -81,7 +81,7 @@ const LAYERS: readonly { folder: string; parts: readonly (readonly string[])[] }
     folder: "service",
     parts: [["app", "ops"], ["mcp"], ["compat", "bulk", "policy"], ["http"], ["access", "web"]],
   },
-  { folder: "core", parts: [["lookup", "asn"], ["place", "ua", "format"]] },
+  { folder: "core", parts: [["enrich"], ["lookup", "asn"], ["place", "ua", "format"]] },
   {
     folder: "data",
     parts: [["update"], ["sources"], ["history"], ["risk"], ["mmdb", "store"]],

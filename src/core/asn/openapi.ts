@@ -89,7 +89,9 @@ export function asnPathItem(
       summary: "An autonomous system: its name, prefixes, counts and the lists naming part of it",
       description:
         "Built from the installed ASN database (its index is made on the first question after " +
-        "each data load). Charged one unit, with the keys and limits of /ip/{ip}.",
+        "each data load). With the keys and limits of /ip/{ip}; charged 1 unit, and 1 more per full " +
+        "1,000 prefixes in the answer (those of the families `get` keeps): RateLimit-Remaining drops " +
+        "by the whole cost. The rendered answer is kept per data set, AS, format and `get`.",
       parameters: [
         {
           name: "get",
@@ -103,7 +105,14 @@ export function asnPathItem(
           in: "query",
           schema: { type: "string", enum: ["json", "xml", "csv"], default: "json" },
           description:
-            "Case-insensitive; unknown values give JSON. CSV: one row per prefix (asn, name, country, version, prefix); without prefixes in `get`, one row of the chosen fields.",
+            "Case-insensitive; anything else (ndjson included) is a 400 naming it. CSV: one row per prefix (asn, name, country, version, prefix); without prefixes in `get`, one row of the chosen fields.",
+        },
+        {
+          name: "at",
+          in: "query",
+          schema: { type: "string" },
+          description:
+            "Checked as on /ip/{ip} (a malformed time is a 400 naming it) but not applied: the lists are today's.",
         },
         {
           name: "apiKey",
@@ -124,7 +133,7 @@ export function asnPathItem(
           },
         },
         "400": errorResponse(
-          "A malformed AS number (named in the message), or unknown `get` names",
+          "A malformed AS number (named in the message), unknown `get` names, a `format` other than json, xml or csv, or a malformed `at`",
         ),
         "401": errorResponse("API key missing or invalid, where one is required"),
         "404": errorResponse(

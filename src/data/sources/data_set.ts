@@ -139,6 +139,8 @@ export interface OpenOptions {
    * the manifest records (the file the data was installed from) win.
    */
   configured?: readonly Pick<SourceSpec, "name" | "kind">[];
+  /** The sources file `configured` was read from (absolute): the one an absent source names. */
+  sourcesFile?: string;
   /**
    * Whether the server updates the data on a schedule (default): an absent
    * source's reason says who installs it.
@@ -330,7 +332,9 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
   );
   const notYet = options.scheduledUpdates === false
     ? `Not installed yet, and updates are off (IPINTEL_UPDATE_INTERVAL=off): run "${
-      updateCommand(manifest.sourcesFile?.path ?? null)
+      updateCommand(
+        manifest.sourcesFile ? manifest.sourcesFile.path : options.sourcesFile ?? null,
+      )
     }"`
     : 'Not installed yet: the server\'s scheduled update fetches it, or "deno task ipintel data update"';
   const absent = (manifest.sourcesFile?.sources ?? options.configured ?? [])

@@ -134,8 +134,6 @@ export interface Manifest {
    * with. Absent in manifests written before it was recorded.
    */
   sourcesFile?: InstalledFrom;
-  /** What the last `data update` did (a server says it in one line). */
-  lastUpdate?: UpdateRecord;
 }
 
 /** The sources file an install was given. */
@@ -146,17 +144,6 @@ export interface InstalledFrom {
   sources: { name: string; kind: SourceKind }[];
 }
 
-/** One `data update`'s outcome: written with the manifest it installed, even when no file changed. */
-export interface UpdateRecord {
-  /** ISO 8601 time it installed. */
-  at: string;
-  updated: number;
-  unchanged: number;
-  failed: number;
-  /** Where the failed sources come from, each once: a URL's host, the npm registry's, a file's path. */
-  failedFrom?: string[];
-}
-
 /**
  * The command that installs the sources of `path` (null or the default sources
  * file: no IPINTEL_SOURCES needed).
@@ -165,7 +152,9 @@ export function updateCommand(path: string | null): string {
   const fallback = OPTIONS.find((o) => o.key === "sourcesFile")!.fallback();
   return path === null || path === fallback
     ? "deno task ipintel data update"
-    : `IPINTEL_SOURCES=${/^[\w@%+=:,./-]+$/.test(path) ? path : `'${path}'`} deno task ipintel data update`;
+    : `IPINTEL_SOURCES=${
+      /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path}'`
+    } deno task ipintel data update`;
 }
 
 export const MANIFEST_FILE = "manifest.json";

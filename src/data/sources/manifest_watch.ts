@@ -1,9 +1,12 @@
 /**
- * Notices a new `manifest.json` in a data directory: a file-system watch for
- * speed, and polling as a fallback (watches miss events on some file systems
- * and containers). Calls back once per change of content, never concurrently.
+ * Notices a new `manifest.json` in a data directory, or a new history of the
+ * lists (an update that confirmed the lists changes no file but the history:
+ * their lastSeen): a file-system watch for speed, and polling as a fallback
+ * (watches miss events on some file systems and containers). Calls back once
+ * per change, never concurrently.
  */
 
+import { HISTORY_FILE } from "../history/history_file.ts";
 import { MANIFEST_FILE } from "./manifest.ts";
 
 export interface ManifestWatch {
@@ -11,8 +14,9 @@ export interface ManifestWatch {
 }
 
 /**
- * Watches `dataDir/manifest.json`; `onChange` runs after the content changes
- * (debounced), one call at a time. `pollMs` bounds how late a change is seen.
+ * Watches `dataDir/manifest.json` and the history file; `onChange` runs after
+ * the manifest's content or the history file changes (debounced), one call at
+ * a time. `pollMs` bounds how late a change is seen.
  */
 export function watchManifest(
   dataDir: string,
@@ -20,6 +24,7 @@ export function watchManifest(
   options: { pollMs?: number; debounceMs?: number } = {},
 ): ManifestWatch {
   const path = `${dataDir}/${MANIFEST_FILE}`;
+  const historyPath = `${dataDir}/${HISTORY_FILE}`;
   const pollMs = options.pollMs ?? 2000;
   const debounceMs = options.debounceMs ?? 150;
   let closed = false;
@@ -28,7 +33,16 @@ export function watchManifest(
   let again = false;
   let debounce: ReturnType<typeof setTimeout> | undefined;
 
-  const read = () => Deno.readTextFile(path).catch(() => null);
+  /** The manifest's text and the history file's stamp (it is replaced whole, by rename). */
+  const read = async () => {
+    const text = await Deno.readTextFile(path).catch(() => null);
+    if (text === null) return null;
+    const history = await Deno.stat(historyPath).then(
+      (info) => `${info.size}:${info.mtime?.getTime() ?? ""}:${info.ino ?? ""}`,
+      () => "none",
+    );
+    return `${history}\n${text}`;
+  };
   const check = () => {
     if (running) {
       again = true;
@@ -57,7 +71,9 @@ export function watchManifest(
     (async () => {
       try {
         for await (const event of watcher!) {
-          if (event.paths.some((p) => p.endsWith(MANIFEST_FILE))) soon();
+          if (event.paths.some((p) => p.endsWith(MANIFEST_FILE) || p.endsWith(HISTORY_FILE))) {
+            soon();
+          }
         }
       } catch {
         // The watch ended (directory gone, closed): polling carries on.

@@ -20,7 +20,6 @@ import {
   type Manifest,
   type ManifestEntry,
   readManifest,
-  type UpdateRecord,
   writeFileAtomic,
 } from "../sources/manifest.ts";
 import { recordHistory } from "../history/record.ts";
@@ -50,9 +49,9 @@ export interface UpdateOptions extends Omit<FetchContext, "dataDir"> {
   /** The sources file `sources` were read from (absolute), recorded in the manifest. */
   sourcesFile?: string;
   /**
-   * A progress line per source (default), or none (a server's scheduled run,
-   * which says one line from the manifest's `lastUpdate`); the other lines
-   * (a source removed, the history not recorded) are said either way.
+   * A progress line per source (default), or none (a server's scheduled run
+   * says one line: data_keeper.ts); the other lines (a source removed, the
+   * history not recorded) are said either way.
    */
   sourceLines?: boolean;
 }
@@ -122,56 +121,15 @@ export async function runUpdate(options: UpdateOptions): Promise<SourceOutcome[]
   }, async (manifest) => {
     await Deno.mkdir(`${dataDir}/${FEEDS_DIR}`, { recursive: true });
     installed.push(...await install(manifest, fetched, failures, outcomes, options, now));
-    // Recorded even when no file changed: a server rereads the lists' history (lastSeen)
-    // on the new manifest, and says this update in one line.
-    const all = new Map(outcomes);
-    for (const outcome of installed) all.set(outcome.name, outcome);
+    // The file the sources came from: a server reports these, not its own sources file.
     manifest.sourcesFile = {
       path: options.sourcesFile ?? null,
       sources: options.sources.map((s) => ({ name: s.name, kind: s.kind })),
     };
-    manifest.lastUpdate = updateRecord(options, all, now);
     return true;
   });
   for (const outcome of installed) report(outcome);
   return options.sources.map((s) => outcomes.get(s.name)!).filter(Boolean);
-}
-
-/** What the update did, and where the failed sources come from (each host once). */
-function updateRecord(
-  options: UpdateOptions,
-  outcomes: ReadonlyMap<string, SourceOutcome>,
-  now: () => Date,
-): UpdateRecord {
-  const count = (status: SourceOutcome["status"]) =>
-    [...outcomes.values()].filter((o) => o.status === status).length;
-  const from = new Set<string>();
-  for (const spec of options.sources) {
-    if (outcomes.get(spec.name)?.status === "failed") from.add(origin(spec, options.registry));
-  }
-  return {
-    at: now().toISOString(),
-    updated: count("updated"),
-    unchanged: count("unchanged"),
-    failed: count("failed"),
-    ...(from.size ? { failedFrom: [...from] } : {}),
-  };
-}
-
-/** Where a source comes from, for a log line: a URL's host, the npm registry's, a file's path. */
-function origin(spec: SourceSpec, registry: string): string {
-  if (isFileUrl(spec.url)) {
-    try {
-      return decodeURIComponent(new URL(spec.url).pathname);
-    } catch {
-      return spec.url;
-    }
-  }
-  try {
-    return new URL(spec.format === "npm" ? registry : spec.url).host;
-  } catch {
-    return spec.name;
-  }
 }
 
 /**

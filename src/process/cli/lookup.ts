@@ -158,7 +158,7 @@ async function runLookup(
 export const STREAM_CACHE_SIZE = 500_000;
 
 /** The configuration `lookup -` runs with: the larger record cache unless one was set. */
-function streamConfig(config: Config): Config {
+export function streamConfig(config: Config): Config {
   return config.cacheSize === DEFAULT_RECORD_CACHE_SIZE
     ? { ...config, cacheSize: STREAM_CACHE_SIZE }
     : config;
@@ -169,7 +169,7 @@ function streamConfig(config: Config): Config {
  * start as a server fills them: a command meets few (one lookup, one country),
  * and a stream pays for each country once, in the stream.
  */
-function lazyParts(): SharedParts {
+export function lazyParts(): SharedParts {
   return { enrichment: createEnrichment({ warm: false }), parseUserAgent: createUserAgentParser() };
 }
 
@@ -198,7 +198,7 @@ function readFormat(text: string | undefined): StreamFormat {
  * Standard input is a pipe, a file or a socket: not a terminal, and not a
  * character device such as /dev/null (a job runner's empty stdin).
  */
-function stdinIsPiped(): boolean {
+export function stdinIsPiped(): boolean {
   if (Deno.stdin.isTerminal()) return false;
   try {
     const info = Deno.statSync("/dev/stdin");

@@ -3,6 +3,7 @@
 import { asnCommand } from "./asn.ts";
 import { type Command, runCommand } from "./command.ts";
 import { dataCommand } from "./data.ts";
+import { enrichCommand } from "./enrich.ts";
 import { keysCommand } from "./keys.ts";
 import { lookupCommand } from "./lookup.ts";
 import { mcpCommand } from "./mcp.ts";
@@ -17,6 +18,7 @@ export const ROOT: Command = {
     data: dataCommand,
     lookup: lookupCommand,
     asn: asnCommand,
+    enrich: enrichCommand,
     keys: keysCommand,
     policy: policyCommand,
     mcp: mcpCommand,

@@ -1,5 +1,6 @@
 /** `ipintel serve`: loads the data (building it on first run) and serves the HTTP API. */
 
+import { resolve } from "node:path";
 import { rateTableBuffer } from "../../service/access/rate_table.ts";
 import { type Config, isEmbeddedData } from "../../base/config.ts";
 import { LogSink } from "../../service/ops/log_sink.ts";
@@ -243,7 +244,9 @@ function absentHint(config: Config, readOnly: string | null, data: DataSet): str
     return "fetching them now in the background (IPINTEL_UPDATE_INTERVAL=off turns this off)";
   }
   return `updates are off (IPINTEL_UPDATE_INTERVAL=off): install them with "${
-    updateCommand(data.manifest.sourcesFile?.path ?? null)
+    updateCommand(
+      data.manifest.sourcesFile ? data.manifest.sourcesFile.path : resolve(config.sourcesFile),
+    )
   }"`;
 }
 

@@ -20,7 +20,18 @@
 
 import type { Config } from "../../base/config.ts";
 import type { DataSet } from "../../data/sources/data_set.ts";
-import { DATABASE_KINDS, readManifest, type UpdateRecord } from "../../data/sources/manifest.ts";
+import {
+  DATABASE_KINDS,
+  type Manifest,
+  type ManifestEntry,
+  readManifest,
+} from "../../data/sources/manifest.ts";
+import {
+  isFileUrl,
+  readSourcesFile,
+  type SourcesFile,
+  type SourceSpec,
+} from "../../data/sources/sources_file.ts";
 import { sleep as realSleep } from "../../base/sleep.ts";
 import { dataDirWriteProblem } from "./data_dir.ts";
 
@@ -53,8 +64,13 @@ export interface KeeperOptions {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Why the data directory cannot be written, or null (default: a probe file). */
   writeProblem?: (dataDir: string) => Promise<string | null>;
-  /** What the last update recorded (default: the manifest's `lastUpdate`), or null. */
-  lastUpdate?: (dataDir: string) => Promise<UpdateRecord | null>;
+  /**
+   * The manifest as it is now (default: read from the data directory), or null:
+   * read before and after an update, to say what it did.
+   */
+  manifest?: (dataDir: string) => Promise<Manifest | null>;
+  /** The sources the update installs (default: the sources file), or null: where failures come from. */
+  sources?: () => Promise<SourcesFile | null>;
   now?: () => number;
 }
 
@@ -80,7 +96,10 @@ export async function keepData(
   const sleep = options.sleep ?? realSleep;
   const writeProblem = options.writeProblem ?? dataDirWriteProblem;
   const now = options.now ?? Date.now;
-  const lastUpdate = options.lastUpdate ?? recordedUpdate;
+  const manifestNow = options.manifest ??
+    ((dir: string) => readManifest(dir).catch(() => null));
+  const sources = options.sources ??
+    (() => readSourcesFile(config.sourcesFile).catch(() => null));
   const interval = config.updateInterval;
   const isDatabase = (kind: string) => (DATABASE_KINDS as readonly string[]).includes(kind);
   let missingDatabases = loaded.absent.some((s) => isDatabase(s.kind));
@@ -120,12 +139,13 @@ export async function keepData(
         missingDatabases = !ok;
       }
       if (ok && interval > 0) {
+        const before = await manifestNow(config.dataDir);
         const started = now();
         const code = await jobs.updateAll(signal);
-        if (signal.aborted) return;
         ok = code === 0;
-        said = summary(await lastUpdate(config.dataDir).catch(() => null), started, now());
-        if (said === null && !ok) said = "update: some sources failed (see /status)";
+        const after = await manifestNow(config.dataDir);
+        said = after &&
+          updateLine(before, after, await sources(), config.registry, now() - started);
       }
     } catch (error) {
       if (signal.aborted) return;
@@ -141,7 +161,7 @@ export async function keepData(
     } else {
       // Doubling up to the interval: a closed network soon costs one attempt per interval.
       due = interval > 0 ? Math.min(backoff, interval) : Math.min(backoff, LONGEST_BACKOFF_S);
-      log(`${said ?? "update"}; trying again in ${due} s`);
+      log(said ? `${said}; trying again in ${due} s` : `update: trying again in ${due} s`);
       backoff *= 2;
     }
     if (due === 0) break; // updates off and nothing missing
@@ -149,21 +169,49 @@ export async function keepData(
   status.nextRun = null;
 }
 
-/** The manifest's record of the last update; null when there is none. */
-async function recordedUpdate(dataDir: string): Promise<UpdateRecord | null> {
-  return (await readManifest(dataDir))?.lastUpdate ?? null;
+/**
+ * One update's line, from the manifest before and after it: how many of its
+ * sources it updated (their entries were built again), left unchanged, or
+ * failed (their failure is new), how long it took, and where the failed ones
+ * come from, each once.
+ */
+export function updateLine(
+  before: Manifest | null,
+  after: Manifest,
+  file: SourcesFile | null,
+  registry: string,
+  ms: number,
+): string {
+  const names = file?.sources.map((s) => s.name) ??
+    after.sourcesFile?.sources.map((s) => s.name) ?? [];
+  const entry = (m: Manifest | null, name: string): ManifestEntry | undefined =>
+    m?.sources.find((e) => (e.name ?? e.kind) === name);
+  const failed = names.filter((name) => {
+    const failure = after.failures?.[name];
+    return failure !== undefined && failure.at !== before?.failures?.[name]?.at;
+  });
+  const updated = names.filter((name) => {
+    const now = entry(after, name);
+    return now !== undefined && !failed.includes(name) && now.built !== entry(before, name)?.built;
+  });
+  const from = new Set(
+    failed.map((name) => {
+      const spec = file?.sources.find((s) => s.name === name);
+      return spec ? origin(spec, registry) : name;
+    }),
+  );
+  const unchanged = names.length - updated.length - failed.length;
+  return `update: ${updated.length} updated, ${unchanged} unchanged, ${failed.length} failed (${
+    (ms / 1000).toFixed(1)
+  } s)${failed.length ? `; failed: ${[...from].join(", ")} (details at /status)` : ""}`;
 }
 
-/**
- * One update's line, from its record: the counts, how long it took, and where
- * the failed sources come from (each once). Null when the record is older
- * than the run (it installed nothing: it failed before, or was stopped).
- */
-function summary(record: UpdateRecord | null, started: number, ended: number): string | null {
-  if (!record || !(Date.parse(record.at) >= started - 1000)) return null;
-  const seconds = ((ended - started) / 1000).toFixed(1);
-  const from = record.failedFrom?.length ? `: ${record.failedFrom.join(", ")}` : "";
-  return `update: ${record.updated} updated, ${record.unchanged} unchanged, ${record.failed} failed (${seconds} s)${
-    record.failed ? `; failed${from} (details at /status)` : ""
-  }`;
+/** Where a source comes from, for a log line: a URL's host, the npm registry's, a file's path. */
+function origin(spec: SourceSpec, registry: string): string {
+  try {
+    if (isFileUrl(spec.url)) return decodeURIComponent(new URL(spec.url).pathname);
+    return new URL(spec.format === "npm" ? registry : spec.url).host;
+  } catch {
+    return spec.name;
+  }
 }

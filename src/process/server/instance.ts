@@ -179,7 +179,7 @@ async function drain(listener: Listener, timeoutMs: number, hurried: Promise<voi
 
 async function listen(
   config: Config,
-  server: Pick<Server, "handler" | "whenIdle">,
+  server: Pick<Server, "handler" | "whenIdle" | "dataVersion">,
   options: InstanceOptions,
   tls: TlsPair | null,
 ): Promise<Listener> {
@@ -192,7 +192,10 @@ async function listen(
   const claimed = options.port === undefined && reusePort ? claimPort(config.host, port) : port;
   try {
     if (config.httpServer === "node") {
-      const node = await serveWithNodeHttp({ hostname: config.host, port: claimed, tls }, handler);
+      const node = await serveWithNodeHttp(
+        { hostname: config.host, port: claimed, tls, dataVersion: server.dataVersion },
+        handler,
+      );
       return { ...node, setTls: (pair) => Promise.resolve(node.setTls(pair)) };
     }
     const start = (port: number, pair: TlsPair | null) => {

@@ -1,5 +1,6 @@
 /** Assembles the lookup core from configuration: the one place dependencies are wired. */
 
+import { resolve } from "node:path";
 import type { Config } from "../../base/config.ts";
 import { createEnrichment, type Enrichment, warmInBackground } from "../../core/place/warm.ts";
 import { createLookup } from "../../core/lookup/lookup.ts";
@@ -83,6 +84,7 @@ export async function openServedData(
     cacheSize: config.cacheSize,
     databases: operatorDatabases(config),
     configured,
+    sourcesFile: resolve(config.sourcesFile),
     scheduledUpdates: config.updateInterval > 0,
     share: options.share,
     verified: options.handoff?.files,

@@ -61,6 +61,8 @@ export interface Server {
    * counted, and the replaced set's cache counts are kept in the metrics.
    */
   install(next: Served): void;
+  /** The id of the data set served now (its `X-Data-Version`), null while none is loaded. */
+  dataVersion(): string | null;
   /** Requests whose response is not made yet. */
   inFlight(): number;
   /** Resolves the next time no request is in flight (at once when none is). */
@@ -124,6 +126,7 @@ export function createServer(options: ServerOptions): Server {
       slot.current = { data: next.data, lookup };
       metrics.retireDataSet(previous?.data ?? null);
     },
+    dataVersion: () => slot.current?.data.version.id ?? null,
     inFlight: instrumentation.inFlight,
     whenIdle: instrumentation.whenIdle,
     flushLog: () => log.flush(),

@@ -8,11 +8,12 @@
 import http from "node:http";
 import https from "node:https";
 import { BadRequestError, capInput } from "../../base/errors.ts";
+import { renderError } from "../../core/format/render.ts";
 import {
   createRequestCheck,
+  MAX_TARGET_LENGTH,
   rejectionResponse,
   type RequestCheck,
-  unsupportedMethod,
 } from "./request_target.ts";
 
 /** What the handler receives as its second argument (the app's `ServeEnv`, src/service/http/env.ts). */
@@ -45,7 +46,21 @@ export interface NodeServeOptions {
   headersTimeoutMs?: number;
   /** Milliseconds a whole request may take to arrive (default 60 s). */
   requestTimeoutMs?: number;
+  /**
+   * The version of the data served now (null while none is loaded): named in
+   * `X-Data-Version` on the answers made before or without the app (a request
+   * node refuses itself, a timeout, a 500), as the app names it on its own.
+   */
+  dataVersion?: () => string | null;
 }
+
+/**
+ * Longest request head (request line and headers) node reads: 64 KiB. A
+ * target up to there reaches the app, which answers 414 past its own limit
+ * (MAX_TARGET_LENGTH), as on Deno.serve; node's default (16 KiB) would answer
+ * 431 first. A longer head is answered by {@link headOverflow}.
+ */
+export const MAX_HEAD_BYTES = 65_536;
 
 /** Starts listening; resolves once the port is bound. */
 export function serveWithNodeHttp(
@@ -54,8 +69,9 @@ export function serveWithNodeHttp(
 ): Promise<NodeServer> {
   const requestTimeoutMs = options.requestTimeoutMs ?? 60_000;
   const checkRequest = createRequestCheck();
+  const dataVersion = options.dataVersion ?? (() => null);
   const listener = async (req: http.IncomingMessage, res: http.ServerResponse) => {
-    const deadline = requestDeadline(req, res, requestTimeoutMs);
+    const deadline = requestDeadline(req, res, requestTimeoutMs, dataVersion);
     try {
       const env: { streamed?: boolean } = {};
       const response = await answer(req, handler, checkRequest, env);
@@ -63,6 +79,11 @@ export function serveWithNodeHttp(
       response.headers.forEach((value, key) => {
         headers[key] = key === "set-cookie" ? [...(headers[key] ?? []), value] : value;
       });
+      // Every answer names the data while some is loaded: those refused before the app too.
+      if (headers["x-data-version"] === undefined) {
+        const version = dataVersion();
+        if (version !== null) headers["x-data-version"] = version;
+      }
       if (response.body && env.streamed && req.method !== "HEAD") {
         // A streamed answer (a streamed bulk) reads its body as it answers, for as
         // long as the stream's own idle timeout allows: no whole-request deadline.
@@ -81,15 +102,19 @@ export function serveWithNodeHttp(
     } catch (error) {
       if (deadline.expired) return; // answered 408 and closed: the body's read failed
       console.error(error);
-      if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
+      if (!res.headersSent) {
+        const version = dataVersion();
+        res.writeHead(500, {
+          "content-type": "application/json",
+          ...(version === null ? {} : { "x-data-version": version }),
+        });
+      }
       res.end(JSON.stringify({ success: false, message: "Internal server error" }));
     }
   };
   // HTTPS with a certificate: the same handler, and the pair can be replaced while serving.
   const tls = options.tls;
-  // Request lines up to 64 KiB reach the app (which answers 414 past its own limit), as on
-  // Deno.serve; node's default (16 KiB) would answer 431 first.
-  const serverOptions = { connectionsCheckingInterval: 1000, maxHeaderSize: 65_536 };
+  const serverOptions = { connectionsCheckingInterval: 1000, maxHeaderSize: MAX_HEAD_BYTES };
   const server = tls
     ? https.createServer({ ...serverOptions, ...tls }, listener)
     : http.createServer(serverOptions, listener);
@@ -100,6 +125,11 @@ export function serveWithNodeHttp(
   server.headersTimeout = options.headersTimeoutMs ?? 10_000;
   server.requestTimeout = 0;
   server.keepAliveTimeout = 5_000;
+  // What node's parser refuses before any handler gets the envelope, not node's bare answer.
+  server.on("clientError", (error: Error & { code?: string; rawPacket?: Uint8Array }, socket) => {
+    if (error.code === "ECONNRESET" || !socket.writable) return void socket.destroy();
+    socket.end(parserRefusal(error, server.headersTimeout, dataVersion()));
+  });
   let finish!: () => void;
   const finished = new Promise<void>((resolve) => finish = resolve);
   server.on("close", () => finish());
@@ -145,6 +175,7 @@ function requestDeadline(
   req: http.IncomingMessage,
   res: http.ServerResponse,
   timeoutMs: number,
+  dataVersion: () => string | null,
 ): Deadline {
   const deadline = { expired: false, clear: () => clearTimeout(timer) };
   const timer = setTimeout(() => {
@@ -156,7 +187,12 @@ function requestDeadline(
       success: false,
       message: `Request not received within ${seconds} s: send the whole request sooner`,
     });
-    res.writeHead(408, { "content-type": "application/json", connection: "close" });
+    const version = dataVersion();
+    res.writeHead(408, {
+      "content-type": "application/json",
+      connection: "close",
+      ...(version === null ? {} : { "x-data-version": version }),
+    });
     res.end(body, () => req.socket.destroy());
   }, timeoutMs);
   // Received, or the connection is gone: nothing left to time.
@@ -167,9 +203,91 @@ function requestDeadline(
 }
 
 /**
+ * The answer, as bytes for the socket, to a request node's parser refused:
+ * a head too long ({@link headOverflow}), a head too slow (408), else 400
+ * (a malformed request line or header, a method it does not parse, TRACK).
+ */
+export function parserRefusal(
+  error: Error & { code?: string; rawPacket?: Uint8Array },
+  headersTimeoutMs: number,
+  dataVersion: string | null,
+): string {
+  if (error.code === "HPE_HEADER_OVERFLOW") {
+    return headOverflow(error.rawPacket ?? null, dataVersion);
+  }
+  if (error.code === "ERR_HTTP_REQUEST_TIMEOUT") {
+    const seconds = headersTimeoutMs / 1000;
+    return rawAnswer(
+      408,
+      "Request Timeout",
+      `Request head not received within ${seconds} s: send the whole request sooner`,
+      dataVersion,
+    );
+  }
+  const why = error.code ? ` (${error.code})` : "";
+  return rawAnswer(
+    400,
+    "Bad Request",
+    `Malformed request: the HTTP parser refused it${why}`,
+    dataVersion,
+  );
+}
+
+/** A whole HTTP/1.1 answer with the JSON error envelope, closing the connection. */
+function rawAnswer(
+  status: number,
+  reason: string,
+  message: string,
+  dataVersion: string | null,
+): string {
+  const body = renderError(message, "json");
+  const head = [
+    `HTTP/1.1 ${status} ${reason}`,
+    `content-type: ${body.contentType}`,
+    `content-length: ${new TextEncoder().encode(body.body).length}`,
+    ...(dataVersion === null ? [] : [`x-data-version: ${dataVersion}`]),
+    "connection: close",
+  ];
+  return `${head.join("\r\n")}\r\n\r\n${body.body}`;
+}
+
+/**
+ * The answer to a request head over {@link MAX_HEAD_BYTES}, which node refuses
+ * before any handler (its `clientError`), written on the socket as is: the
+ * 414 envelope when the request line is what is too long (the packet that
+ * overflowed is still inside it, or ends it after the limit), else 431 for the
+ * headers. JSON, since the format the target asks for may be past what was
+ * read; the connection is closed.
+ */
+export function headOverflow(packet: Uint8Array | null, dataVersion: string | null): string {
+  const text = packet ? new TextDecoder().decode(packet) : "";
+  const lineEnd = text.indexOf("\r\n");
+  const firstLine = lineEnd === -1 ? text : text.slice(0, lineEnd);
+  // A request line starts the packet (`GET /… HTTP/1.1`), or is its head's only line so far.
+  const startsRequest = /^[A-Za-z]+ (?:[/*]|https?:\/\/)/.test(firstLine);
+  const endsRequestLine = / HTTP\/\d\.\d$/.test(firstLine);
+  const targetTooLong = lineEnd === -1
+    ? !/^[\x21-\x7e]+:/.test(text) // no header name: the packet is inside the request line
+    : endsRequestLine && (!startsRequest || firstLine.length > MAX_TARGET_LENGTH);
+  const [status, reason, message] = targetTooLong
+    ? [
+      414,
+      "URI Too Long",
+      `Request target longer than ${MAX_HEAD_BYTES} bytes (the limit is ${MAX_TARGET_LENGTH}): POST /bulk takes any number of addresses`,
+    ]
+    : [
+      431,
+      "Request Header Fields Too Large",
+      `Request headers longer than ${MAX_HEAD_BYTES} bytes: send fewer or shorter headers (POST /bulk takes any number of addresses in its body)`,
+    ];
+  return rawAnswer(status, reason, message, dataVersion);
+}
+
+/**
  * Checks the request line and Host first (request_target.ts, as the app does):
- * a method a Fetch Request cannot carry (TRACE) or a URL that cannot be built
- * from a malformed Host must get a 4xx envelope, not a 500.
+ * a URL that cannot be built from a malformed Host must get a 4xx envelope,
+ * not a 500. A method a Fetch Request cannot carry (TRACE) reaches the app as
+ * it does from Deno.serve, which answers 405 with the route's own `Allow`.
  */
 function answer(
   req: http.IncomingMessage,
@@ -179,7 +297,7 @@ function answer(
 ): Response | Promise<Response> {
   const method = req.method ?? "GET";
   const target = originFormTarget(req.url ?? "/");
-  const problem = unsupportedMethod(method) ?? checkRequest(req.headers.host ?? null, target);
+  const problem = checkRequest(req.headers.host ?? null, target);
   if (problem) return rejectionResponse(problem, target);
   let converted: [Request, NodeServeEnv];
   try {
@@ -219,13 +337,17 @@ function toFetch(
   const declaresBody = headers.has("content-length") || headers.has("transfer-encoding");
   const stream = declaresBody ? bodyStream(req) : null;
   const bodyless = method === "GET" || method === "HEAD";
+  // CONNECT, TRACE and TRACK are refused by the Request constructor (a forbidden method):
+  // made as a GET and given the method as sent, as Deno.serve hands them to the app.
+  const forbidden = FORBIDDEN_METHOD.test(method);
   const request = new Request(url, {
-    method,
+    method: forbidden ? "GET" : method,
     headers,
-    body: bodyless ? null : stream,
+    body: bodyless || forbidden ? null : stream,
     // @ts-ignore: required by the Fetch standard for streamed request bodies
     duplex: "half",
   });
+  if (forbidden) Object.defineProperty(request, "method", { value: method.toUpperCase() });
   const remoteAddr: Deno.NetAddr = {
     transport: "tcp",
     hostname: req.socket.remoteAddress ?? "",
@@ -233,6 +355,9 @@ function toFetch(
   };
   return [request, { remoteAddr, getBody: bodyless ? stream : null }];
 }
+
+/** Methods the Fetch standard forbids in a Request (any case). */
+const FORBIDDEN_METHOD = /^(CONNECT|TRACE|TRACK)$/i;
 
 /**
  * The request body as a web stream with back-pressure. Cancelling (a body over

@@ -16,7 +16,6 @@ import {
   STATUS_BY_CODE,
 } from "../../base/errors.ts";
 import { type OutputFormat, parseFormat, renderError } from "../../core/format/mod.ts";
-import { SERVED_METHODS } from "./route.ts";
 
 // RFC 9110 7.2 Host = uri-host [":" port], narrowed to what a client of this
 // API sends: a DNS name or IPv4 address, or a bracketed IPv6 literal.
@@ -79,8 +78,12 @@ export function targetFormat(target: string): OutputFormat {
 
 /**
  * Longest request target (path and query) the app answers: 32 KiB, room for
- * a `/bulk/` list of over 800 IPv6 addresses. Past 64 KiB, Deno.serve (hyper)
- * refuses the request line itself with a bare 400 before the app sees it.
+ * a `/bulk/` list of over 800 IPv6 addresses. Longer ones get the 414
+ * envelope, up to what each server reads at all (docs/api.md, "Request
+ * size"): over HTTP/1.1, Deno.serve (hyper) refuses a request head of about
+ * 64 KiB with a bare 400 before the app sees it, and the node:http server
+ * answers the envelope itself (node_server.ts); over HTTP/2, Deno.serve
+ * answers a header list over 16 KiB with a bare 431 (no setting changes it).
  */
 export const MAX_TARGET_LENGTH = 32_768;
 
@@ -119,18 +122,6 @@ export function createRequestCheck(): RequestCheck {
     }
     return null;
   };
-}
-
-/**
- * Methods a Fetch `Request` cannot carry (the node:http server refuses them
- * before it makes one), as a 405 listing every method some route serves.
- */
-export function unsupportedMethod(method: string): AppError | null {
-  if (!/^(CONNECT|TRACE|TRACK)$/i.test(method)) return null;
-  return new MethodNotAllowedError(
-    `Method ${quoteInput(method)} is not allowed: use ${SERVED_METHODS.join(", ")}`,
-    SERVED_METHODS,
-  );
 }
 
 /** The error envelope for a request refused before routing, in the format its target asks for. */

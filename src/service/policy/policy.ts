@@ -22,6 +22,7 @@ import { ConfigError } from "../../base/config.ts";
 import { countryFacts } from "../../core/place/country.ts";
 import { type Cidr, parseCidr } from "../../base/ip/cidr.ts";
 import { SECURITY_TAGS, TAG_BITS } from "./facts.ts";
+import { closest } from "../../base/suggest.ts";
 
 /** What a rule does: `report` allows and tags (to watch a rule before enforcing it). */
 export const RULE_ACTIONS = ["allow", "deny", "report"] as const;
@@ -226,39 +227,6 @@ function checkFields(
         `expected ${known.join(", ")}`,
     );
   }
-}
-
-/**
- * The known name nearest `text` (case-insensitive), if it is near enough: two
- * edits, or a third of the longer word's length (`countries` → `country`).
- */
-function closest(text: string, known: readonly string[]): string | null {
-  let best: string | null = null;
-  let bestDistance = Infinity;
-  for (const name of known) {
-    const d = editDistance(text.toLowerCase(), name.toLowerCase());
-    const near = Math.max(2, Math.floor(Math.max(text.length, name.length) / 3));
-    if (d <= near && d < bestDistance) {
-      [best, bestDistance] = [name, d];
-    }
-  }
-  return best;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min(
-        previous[j]! + 1,
-        row[j - 1]! + 1,
-        previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-    }
-    previous = row;
-  }
-  return previous[b.length]!;
 }
 
 /** `rule 2 "no-tor"` (1-based, as a person counts them in the file). */

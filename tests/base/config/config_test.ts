@@ -64,6 +64,7 @@ Deno.test("loadConfig reads every variable, and a flag wins over its variable", 
     IPINTEL_HISTORY_DAYS: "90",
     IPINTEL_POLICY: "/etc/ipintel/policy.json",
     IPINTEL_STATUS_DETAIL: "true",
+    IPINTEL_MCP: "off",
   };
   const config = loadConfig(env);
   assert.deepEqual({ ...config }, {
@@ -101,6 +102,7 @@ Deno.test("loadConfig reads every variable, and a flag wins over its variable", 
     shutdownTimeout: 30,
     streamIdleTimeout: 60,
     web: true,
+    mcp: false,
     tlsCert: "/etc/ipintel/cert.pem",
     tlsKey: "/etc/ipintel/key.pem",
     historyDays: 90,

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { parse as parseCsv } from "csv-parse/sync";
 import { parseAsnSelection } from "../../../src/core/asn/layout.ts";
-import { createAsnView } from "../../../src/core/asn/view.ts";
+import { asnCost, createAsnView } from "../../../src/core/asn/view.ts";
 import { AppError, STATUS_BY_CODE } from "../../../src/base/errors.ts";
 import { cidrContains, parseCidr } from "../../../src/base/ip/cidr.ts";
 import { parseIp } from "../../../src/base/ip/parse.ts";
@@ -66,4 +66,27 @@ Deno.test("real data: malformed numbers are 4xx, private AS64512 a 404", async (
     await Promise.all(["abc", "-1", "4294967296", "64512"].map(status)),
     [400, 400, 400, 404],
   );
+});
+
+Deno.test("real data: docs/asn.md's 404 example is one (AS1000000, unallocated), and AS300 is answered", async () => {
+  await assert.rejects(() => view.answer("1000000", data, null, "json"), (error: unknown) => {
+    assert.ok(error instanceof AppError);
+    assert.equal(STATUS_BY_CODE[error.code], 404);
+    assert.equal(error.message, "No data for AS1000000");
+    return true;
+  });
+  const doc = await Deno.readTextFile(new URL("../../../docs/asn.md", import.meta.url));
+  assert.match(doc, /is a 404 \(`No data for AS1000000`\)/);
+  assert.equal((await answer("300")).asn, 300);
+});
+
+Deno.test("real data: AS4134's answer costs 1 + 1 per 1,000 prefixes, and is rendered once", async () => {
+  const all = await view.prefixes("4134", data, null);
+  assert.ok(all > 5000, `${all} prefixes`);
+  assert.equal(asnCost(all), 1 + Math.floor(all / 1000));
+  assert.equal(await view.prefixes("4134", data, parseAsnSelection("counts")), 0);
+  const first = await view.answer("4134", data, null, "csv");
+  const started = performance.now();
+  assert.equal(await view.answer("4134", data, null, "csv"), first);
+  assert.ok(performance.now() - started < 5, "kept, not rendered again");
 });

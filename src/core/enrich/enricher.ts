@@ -1,0 +1,333 @@
+/**
+ * `ipintel enrich`'s engine: text in, the same records out, in order, each
+ * with the answer for its address added, optionally as the security lists
+ * stood when the record was written. No I/O here: the command
+ * (src/process/cli/enrich.ts) feeds it chunks and writes what it returns.
+ *
+ * - CSV and TSV with a header: the address column by name; new columns
+ *   appended with a prefix, then `<prefix>error`. A row is written back as it
+ *   was read, its line break included; added fields are quoted as needed.
+ * - NDJSON: the address at a dotted path; the answer added under a key, the
+ *   line's own text kept as it was (the key is spliced in before its last `}`).
+ * - Access logs (nginx/Apache common and combined, or any line whose first
+ *   field is the address): each line becomes an NDJSON record holding the line
+ *   and the answer (or a CSV row with the line as its first column).
+ *
+ * A record that cannot be answered (no address, an invalid one, a malformed
+ * JSON line, a short CSV row) is written with an error instead of the answer
+ * and counted by reason; the run goes on.
+ */
+
+import { AppError } from "../../base/errors.ts";
+import type { FailedItem, Json, LookupResult } from "../../base/types.ts";
+import { cellText } from "../format/csv.ts";
+import { applySelection, type FieldSelection } from "../format/select.ts";
+import type { Lookup, LookupOptions } from "../lookup/lookup.ts";
+import { type Column, columnsOf, valueAt } from "./columns.ts";
+import { fieldAt, parseFields, quoteField, RecordSplitter, splitLineEnd } from "./csv_records.ts";
+import { createTimeReader } from "./record_time.ts";
+
+export type EnrichInput = "csv" | "tsv" | "ndjson" | "log";
+export type EnrichOutput = "csv" | "tsv" | "ndjson";
+
+export interface EnrichOptions {
+  input: EnrichInput;
+  /** Fixed by the input for CSV, TSV and NDJSON; a log becomes NDJSON (default) or CSV. */
+  output: EnrichOutput;
+  /** CSV/TSV: the address column's name. */
+  column?: string;
+  /** NDJSON: the address field's dotted path (`source.ip`). */
+  field?: string;
+  /** CSV/TSV: the time column's name; NDJSON: the time field's dotted path. */
+  time?: string;
+  /** Logs: answer as of each line's own `[...]` time. */
+  logTime?: boolean;
+  /** CSV/TSV: prefix of the added columns. */
+  prefix: string;
+  /** NDJSON (and logs as NDJSON): the key the answer is added under. */
+  into: string;
+  selection: FieldSelection | null;
+  lang: string | null;
+  /** One time for every record (`--at`); null: now, unless records carry their own. */
+  at: Date | null;
+}
+
+/** What a run did: every record read, those answered, the failed ones by reason. */
+export interface EnrichCounts {
+  records: number;
+  enriched: number;
+  failed: Record<string, number>;
+}
+
+/** A problem with the input as a whole (no such column): the run cannot go on. */
+export class EnrichInputError extends Error {}
+
+/** The engine of one run. */
+export class Enricher {
+  readonly counts: EnrichCounts = { records: 0, enriched: 0, failed: {} };
+  readonly #options: EnrichOptions;
+  readonly #lookup: Lookup;
+  readonly #columns: Column[];
+  /** Top-level keys of the answer that come from the security lists (`security`, `isTor`...). */
+  readonly #securityKeys: ReadonlySet<string>;
+  readonly #delimiter: string;
+  readonly #splitter = new RecordSplitter();
+  readonly #readTime = createTimeReader();
+  readonly #fieldPath: string[];
+  readonly #timePath: string[] | null;
+  /** CSV/TSV: the address and time columns' indexes, once the header is read. */
+  #addressIndex = -1;
+  #timeIndex = -1;
+  #header = true;
+
+  constructor(lookup: Lookup, options: EnrichOptions) {
+    this.#lookup = lookup;
+    this.#options = options;
+    this.#columns = columnsOf(options.selection);
+    this.#securityKeys = new Set(
+      this.#columns.filter((c) => c.security).map((c) => c.segments[0]!),
+    );
+    this.#delimiter = (options.input === "log" ? options.output : options.input) === "tsv"
+      ? "\t"
+      : ",";
+    this.#fieldPath = (options.field ?? "ip").split(".");
+    this.#timePath = options.time ? options.time.split(".") : null;
+    if (options.input === "log") this.#header = options.output !== "ndjson";
+  }
+
+  /** The output for the records `chunk` completes. */
+  push(chunk: string): string {
+    const records = this.#splitter.push(chunk);
+    let out = "";
+    for (const record of records) out += this.#record(record);
+    return out;
+  }
+
+  /** The output for the last record, when the input did not end with a line break. */
+  end(): string {
+    const record = this.#splitter.end();
+    return record === null ? "" : this.#record(record);
+  }
+
+  #record(record: string): string {
+    switch (this.#options.input) {
+      case "csv":
+      case "tsv":
+        return this.#csvRecord(record);
+      case "ndjson":
+        return this.#ndjsonRecord(record);
+      case "log":
+        return this.#logRecord(record);
+    }
+  }
+
+  #failed(reason: string): void {
+    this.counts.failed[reason] = (this.counts.failed[reason] ?? 0) + 1;
+  }
+
+  /**
+   * The answer for `text` at `time`, selected: the answer, or the failure with
+   * its category and message. A time before the kept history answers the
+   * rest of the record, its security parts left out, with the reason.
+   */
+  #answer(
+    text: string,
+    time: Date | string | null,
+  ): { answer: Record<string, Json> | null; reason: string | null; message: string | null } {
+    const ip = text.trim();
+    if (ip === "") {
+      this.#failed("no address");
+      return { answer: null, reason: "no address", message: "No address in this record" };
+    }
+    if (typeof time === "string") {
+      this.#failed("invalid time");
+      return { answer: null, reason: "invalid time", message: time };
+    }
+    const options: LookupOptions = {
+      selection: this.#options.selection,
+      lang: this.#options.lang,
+      at: time ?? this.#options.at,
+    };
+    let item: LookupResult | FailedItem;
+    let note: string | null = null;
+    try {
+      item = this.#item(ip, options);
+    } catch (error) {
+      if (!(error instanceof AppError) || !options.at) throw error;
+      if (error.code === "bad_request") {
+        // A time in the future: this record's, not the run's.
+        this.#failed("invalid time");
+        return { answer: null, reason: "invalid time", message: error.message };
+      }
+      if (error.code !== "history_unavailable") throw error;
+      // A time the kept history does not reach: answered now, its security parts left out.
+      note = error.message;
+      item = this.#item(ip, { ...options, at: null });
+    }
+    if ("error" in item) {
+      const reason = /^Invalid IP/.test(item.error.message) ? "invalid address" : "no data";
+      this.#failed(reason);
+      return { answer: null, reason, message: item.error.message };
+    }
+    const answer = applySelection(item, this.#options.selection);
+    if (note !== null) {
+      this.#failed("time before the history");
+      return {
+        answer: this.#withoutSecurity(answer),
+        reason: "time before the history",
+        message: note,
+      };
+    }
+    this.counts.enriched++;
+    return { answer, reason: null, message: null };
+  }
+
+  /** An answer without its security parts (a time before the history cannot answer them). */
+  #withoutSecurity(answer: Record<string, Json>): Record<string, Json> {
+    const kept: Record<string, Json> = {};
+    for (const [key, value] of Object.entries(answer)) {
+      if (!this.#securityKeys.has(key)) kept[key] = value;
+    }
+    return kept;
+  }
+
+  #item(ip: string, options: LookupOptions): LookupResult | FailedItem {
+    const lookup = this.#lookup;
+    if (lookup.item) return lookup.item(ip, options);
+    try {
+      return lookup(ip, options);
+    } catch (error) {
+      if (
+        error instanceof AppError && (error.code === "invalid_ip" || error.code === "not_found")
+      ) {
+        return { ip, error: { status: 404, message: error.message } };
+      }
+      throw error;
+    }
+  }
+
+  /** The added fields of a CSV/TSV row: the columns, then the error. */
+  #cells(answer: Record<string, Json> | null, message: string | null): string {
+    const d = this.#delimiter;
+    let out = "";
+    for (const column of this.#columns) {
+      const value = answer === null ? null : valueAt(answer, column.segments) ?? null;
+      out += d + quoteField(cellText(column.segments.at(-1)!, value), d);
+    }
+    return out + d + (message === null ? "" : quoteField(message, d));
+  }
+
+  #headerCells(): string {
+    const d = this.#delimiter;
+    const { prefix } = this.#options;
+    return this.#columns.map((c) => d + quoteField(prefix + c.name, d)).join("") + d +
+      quoteField(`${prefix}error`, d);
+  }
+
+  #csvRecord(record: string): string {
+    const [body, end] = splitLineEnd(record);
+    const d = this.#delimiter;
+    if (this.#header) {
+      this.#header = false;
+      const names = parseFields(body, d).map((name) => name.trim());
+      const column = this.#options.column ?? "ip";
+      this.#addressIndex = names.indexOf(column);
+      if (this.#addressIndex === -1) {
+        throw new EnrichInputError(
+          `No column ${JSON.stringify(column)} in the header (${
+            names.join(", ")
+          }): name it with --column`,
+        );
+      }
+      if (this.#timePath) {
+        const time = this.#timePath.join(".");
+        this.#timeIndex = names.indexOf(time);
+        if (this.#timeIndex === -1) {
+          throw new EnrichInputError(
+            `No column ${JSON.stringify(time)} in the header for --time-column`,
+          );
+        }
+      }
+      return body + this.#headerCells() + end;
+    }
+    if (body === "") return record; // a blank line (a file's last line break twice)
+    this.counts.records++;
+    const need = Math.max(this.#addressIndex, this.#timeIndex) + 1;
+    const address = fieldAt(body, d, this.#addressIndex, need);
+    if (address === null) {
+      this.#failed("short row");
+      return body + this.#cells(null, `Short row: fewer than ${need} fields`) + end;
+    }
+    const time = this.#timeIndex === -1
+      ? null
+      : this.#readTime(fieldAt(body, d, this.#timeIndex, need) ?? "");
+    const { answer, message } = this.#answer(address, time);
+    return body + this.#cells(answer, message) + end;
+  }
+
+  #ndjsonRecord(record: string): string {
+    const [body, end] = splitLineEnd(record);
+    if (body.trim() === "") return record;
+    this.counts.records++;
+    const into = JSON.stringify(this.#options.into);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch (error) {
+      this.#failed("malformed JSON");
+      const message = `Malformed JSON: ${(error as Error).message}`;
+      return `{"line":${JSON.stringify(body)},${into}:${JSON.stringify({ error: message })}}${end}`;
+    }
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+      this.#failed("not an object");
+      const message = "Not a JSON object";
+      return `{"line":${JSON.stringify(body)},${into}:${JSON.stringify({ error: message })}}${end}`;
+    }
+    const object = parsed as Record<string, Json>;
+    const address = valueAt(object, this.#fieldPath);
+    const time = this.#timePath === null
+      ? null
+      : this.#readTime(String(valueAt(object, this.#timePath) ?? ""));
+    let added: Json;
+    if (typeof address !== "string") {
+      this.#failed("no address");
+      added = { error: `No address at ${this.#fieldPath.join(".")}` };
+    } else {
+      const { answer, message } = this.#answer(address, time);
+      added = message === null ? answer! : { ...(answer ?? {}), error: message };
+    }
+    // The line's own text is kept; the answer goes in before its closing brace.
+    const close = body.lastIndexOf("}");
+    const empty = Object.keys(object).length === 0;
+    return `${body.slice(0, close)}${empty ? "" : ","}${into}:${JSON.stringify(added)}${
+      body.slice(close)
+    }${end}`;
+  }
+
+  #logRecord(record: string): string {
+    const [body, end] = splitLineEnd(record);
+    if (this.#header) {
+      this.#header = false;
+      const d = this.#delimiter;
+      return quoteField("line", d) + this.#headerCells() + "\n" + this.#logRecord(record);
+    }
+    if (body.trim() === "") return record;
+    this.counts.records++;
+    const space = body.search(/\s/);
+    const address = space === -1 ? body : body.slice(0, space);
+    let time: Date | string | null = null;
+    if (this.#options.logTime) {
+      const open = body.indexOf("[");
+      const close = open === -1 ? -1 : body.indexOf("]", open);
+      time = close === -1 ? "No [time] in this line" : this.#readTime(body.slice(open + 1, close));
+    }
+    const { answer, message } = this.#answer(address, time);
+    if (this.#options.output === "ndjson") {
+      const added = message === null ? answer! : { ...(answer ?? {}), error: message };
+      return `{"line":${JSON.stringify(body)},${JSON.stringify(this.#options.into)}:${
+        JSON.stringify(added)
+      }}${end || "\n"}`;
+    }
+    return quoteField(body, this.#delimiter) + this.#cells(answer, message) + (end || "\n");
+  }
+}

@@ -1,0 +1,222 @@
+/**
+ * `ipintel enrich [file]`: a CSV/TSV table, an NDJSON stream or a web access
+ * log, every record written back in order with the answer for its address
+ * added (src/core/enrich/enricher.ts), optionally as the security lists stood
+ * when each record was written. Output is written while input is read, one
+ * chunk at a time: a slow reader slows the run, memory stays that of a chunk.
+ */
+
+import { type Config, type FlagValues, UsageError } from "../../base/config.ts";
+import { type FieldSelection, parseFieldSelection } from "../../core/format/select.ts";
+import {
+  Enricher,
+  type EnrichInput,
+  EnrichInputError,
+  type EnrichOutput,
+} from "../../core/enrich/enricher.ts";
+import { detectInput } from "../../core/enrich/detect.ts";
+import { parseAt } from "../../data/history/at.ts";
+import { openServed } from "../server/served.ts";
+import { defineCommand } from "./command.ts";
+import { lazyParts, streamConfig } from "./lookup.ts";
+
+const ENRICH_FLAGS = {
+  input: {
+    type: "string",
+    placeholder: "<kind>",
+    description: "csv, tsv, ndjson or log (default: from the file name, else from the first line)",
+  },
+  column: {
+    type: "string",
+    placeholder: "<name>",
+    description: "CSV/TSV: the address column (default ip)",
+  },
+  prefix: {
+    type: "string",
+    placeholder: "<text>",
+    description: "CSV/TSV: prefix of the added columns (default ip_)",
+  },
+  field: {
+    type: "string",
+    placeholder: "<path>",
+    description: "NDJSON: the address field, a dotted path such as source.ip (default ip)",
+  },
+  into: {
+    type: "string",
+    placeholder: "<key>",
+    description: "NDJSON and logs as NDJSON: the key the answer is added under (default ipintel)",
+  },
+  "time-column": {
+    type: "string",
+    placeholder: "<name>",
+    description: "CSV/TSV: answer security and risk as of this column's time (ISO 8601 or epoch s)",
+  },
+  "time-field": {
+    type: "string",
+    placeholder: "<path>",
+    description: "NDJSON: answer security and risk as of this field's time (ISO 8601 or epoch s)",
+  },
+  "log-time": {
+    type: "boolean",
+    description: "Logs: answer security and risk as of each line's own [time]",
+  },
+  at: {
+    type: "string",
+    placeholder: "<time>",
+    description: "Answer security and risk as the lists stood at this ISO 8601 time, every record",
+  },
+  get: {
+    type: "string",
+    placeholder: "<fields>",
+    description: "Comma-separated fields to add, as the API's get (e.g. country,asn_org,security)",
+  },
+  lang: {
+    type: "string",
+    placeholder: "<code>",
+    description: "Language of place names (e.g. de, fr, ja, pt-BR); default en",
+  },
+  format: {
+    type: "string",
+    placeholder: "<format>",
+    description: "Logs: ndjson (default), csv or tsv; other inputs keep their own format",
+  },
+} as const;
+
+export const enrichCommand = defineCommand({
+  summary: "Add the answer for each record's address to a CSV/TSV, NDJSON stream or access log",
+  usage: "[<file> | -]",
+  flags: ENRICH_FLAGS,
+  positionals: { min: 0, max: 1 },
+  details:
+    "Reads the file (or standard input) and writes every record once, in order, to standard " +
+    "output with the selected fields added (docs/enrich.md). A record without an address, with " +
+    "an invalid one, a malformed JSON line or a short row is written with an error field and " +
+    "counted; the run goes on. A summary goes to standard error at the end, and a progress " +
+    "line while it runs when standard error is a terminal. Exit status 0, or 1 when the input " +
+    "itself cannot be read.",
+  settings: ["dataDir", "sourcesFile", "cacheSize", "cityDb", "asnDb", "ispDb", "anonymousIpDb"],
+  run: ({ config, flags, positionals }) => runEnrich(config, flags, positionals[0] ?? "-"),
+});
+
+const INPUTS: readonly EnrichInput[] = ["csv", "tsv", "ndjson", "log"];
+const OUTPUTS: readonly EnrichOutput[] = ["ndjson", "csv", "tsv"];
+
+async function runEnrich(
+  config: Config,
+  flags: FlagValues<typeof ENRICH_FLAGS>,
+  path: string,
+): Promise<number> {
+  const chosen = checkedInput(flags.input);
+  const output = checkedOutput(flags.format);
+  let selection: FieldSelection | null;
+  try {
+    selection = parseFieldSelection(flags.get);
+  } catch (error) {
+    throw new UsageError(`Invalid --get: ${(error as Error).message}`);
+  }
+  let at: Date | null;
+  try {
+    at = parseAt(flags.at, "--at");
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  let file: Deno.FsFile | null = null;
+  if (path !== "-") {
+    try {
+      file = await Deno.open(path);
+    } catch (error) {
+      console.error(`ipintel enrich: cannot read ${path}: ${(error as Error).message}`);
+      return 1;
+    }
+  }
+  const { lookup } = await openServed(streamConfig(config), lazyParts());
+  const reader = (file?.readable ?? Deno.stdin.readable).pipeThrough(new TextDecoderStream())
+    .getReader();
+  const out = Deno.stdout.writable.getWriter();
+  const encoder = new TextEncoder();
+  const progress = Deno.stderr.isTerminal()
+    ? (text: string) => Deno.stderr.writeSync(encoder.encode(text))
+    : null;
+  const started = performance.now();
+  let shownAt = started;
+  let enricher: Enricher | null = null;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      enricher ??= new Enricher(lookup, {
+        input: chosen ?? detectInput(path, value, flags.column ?? "ip"),
+        output,
+        column: flags.column,
+        field: flags.field,
+        time: flags["time-column"] ?? flags["time-field"],
+        logTime: flags["log-time"] ?? false,
+        prefix: flags.prefix ?? "ip_",
+        into: flags.into ?? "ipintel",
+        selection,
+        lang: flags.lang ?? null,
+        at,
+      });
+      const text = enricher.push(value);
+      // Awaited before the next chunk is read: the reader's pace is the run's.
+      if (text !== "") await out.write(encoder.encode(text));
+      const now = performance.now();
+      if (progress && now - shownAt >= 250) {
+        shownAt = now;
+        progress(
+          `\r${enricher.counts.records} records, ${rate(enricher.counts.records, now - started)}/s`,
+        );
+      }
+    }
+    if (enricher) {
+      const text = enricher.end();
+      if (text !== "") await out.write(encoder.encode(text));
+    }
+  } catch (error) {
+    if (error instanceof Deno.errors.BrokenPipe) return 0; // `| head`: the reader went away
+    if (error instanceof EnrichInputError) {
+      if (progress) progress("\n");
+      console.error(`ipintel enrich: ${error.message}`);
+      return 1;
+    }
+    throw error;
+  } finally {
+    reader.releaseLock();
+    out.releaseLock();
+  }
+  const ms = performance.now() - started;
+  const counts = enricher?.counts ?? { records: 0, enriched: 0, failed: {} };
+  const failed = Object.entries(counts.failed);
+  const failedCount = failed.reduce((sum, [, n]) => sum + n, 0);
+  if (progress) progress("\n");
+  console.error(
+    `ipintel enrich: ${counts.records} records, ${counts.enriched} enriched, ${failedCount} failed` +
+      (failed.length ? ` (${failed.map(([reason, n]) => `${reason}: ${n}`).join(", ")})` : "") +
+      ` in ${(ms / 1000).toFixed(1)} s, ${rate(counts.records, ms)} records/s`,
+  );
+  return 0;
+}
+
+function rate(records: number, ms: number): number {
+  return ms > 0 ? Math.round(records / (ms / 1000)) : 0;
+}
+
+function checkedInput(text: string | undefined): EnrichInput | null {
+  if (text === undefined) return null;
+  const input = text.trim().toLowerCase() as EnrichInput;
+  if (!INPUTS.includes(input)) {
+    throw new UsageError(
+      `Invalid --input ${JSON.stringify(text)}: expected csv, tsv, ndjson or log`,
+    );
+  }
+  return input;
+}
+
+function checkedOutput(text: string | undefined): EnrichOutput {
+  if (text === undefined) return "ndjson";
+  const output = text.trim().toLowerCase() as EnrichOutput;
+  if (!OUTPUTS.includes(output)) {
+    throw new UsageError(`Invalid --format ${JSON.stringify(text)}: expected ndjson, csv or tsv`);
+  }
+  return output;
+}
