@@ -135,12 +135,17 @@ export interface OpenOptions {
   /** Operator databases; each replaces the manifest's database of its kind. */
   databases?: readonly OperatorDatabase[];
   /**
-   * The sources file's entries, to report the ones not installed; the sources
-   * the manifest records (the file the data was installed from) win.
+   * The sources file's entries, to report the ones not installed (absent: the
+   * sources the manifest records, those of the file the data was installed from).
    */
   configured?: readonly Pick<SourceSpec, "name" | "kind">[];
   /** The sources file `configured` was read from (absolute): the one an absent source names. */
   sourcesFile?: string;
+  /**
+   * The sources the manifest records win over `configured` (a server given
+   * no sources file of its own: manifest.ts serverSourcesFile).
+   */
+  preferInstalled?: boolean;
   /**
    * Whether the server updates the data on a schedule (default): an absent
    * source's reason says who installs it.
@@ -330,14 +335,15 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
       s.kind
     ),
   );
+  const recorded = manifest.sourcesFile && (options.preferInstalled || !options.configured)
+    ? manifest.sourcesFile
+    : null;
   const notYet = options.scheduledUpdates === false
     ? `Not installed yet, and updates are off (IPINTEL_UPDATE_INTERVAL=off): run "${
-      updateCommand(
-        manifest.sourcesFile ? manifest.sourcesFile.path : options.sourcesFile ?? null,
-      )
+      updateCommand(recorded ? recorded.path : options.sourcesFile ?? null)
     }"`
     : 'Not installed yet: the server\'s scheduled update fetches it, or "deno task ipintel data update"';
-  const absent = (manifest.sourcesFile?.sources ?? options.configured ?? [])
+  const absent = (recorded?.sources ?? options.configured ?? [])
     .filter((s) => !names.has(s.name) && !databaseKinds.has(s.kind))
     .map((s) => ({
       name: s.name,

@@ -144,13 +144,27 @@ export interface InstalledFrom {
   sources: { name: string; kind: SourceKind }[];
 }
 
+/** Whether `path` (absolute) is the default sources file: IPINTEL_SOURCES names no other. */
+export function isDefaultSourcesFile(path: string): boolean {
+  return path === OPTIONS.find((o) => o.key === "sourcesFile")!.fallback();
+}
+
+/**
+ * The sources file a server serves and updates: the one it was given
+ * (IPINTEL_SOURCES, absolute), else the one its data was installed from (the
+ * manifest records it), else the default.
+ */
+export function serverSourcesFile(given: string, manifest: Manifest | null): string {
+  if (!isDefaultSourcesFile(given)) return given;
+  return manifest?.sourcesFile?.path ?? given;
+}
+
 /**
  * The command that installs the sources of `path` (null or the default sources
  * file: no IPINTEL_SOURCES needed).
  */
 export function updateCommand(path: string | null): string {
-  const fallback = OPTIONS.find((o) => o.key === "sourcesFile")!.fallback();
-  return path === null || path === fallback
+  return path === null || isDefaultSourcesFile(path)
     ? "deno task ipintel data update"
     : `IPINTEL_SOURCES=${
       /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path}'`

@@ -6,7 +6,7 @@ import { type Config, isEmbeddedData } from "../../base/config.ts";
 import { LogSink } from "../../service/ops/log_sink.ts";
 import { type Metrics, sharedCountsBuffer } from "../../service/ops/metrics.ts";
 import { type DataSet, VerifiedFileCache } from "../../data/sources/data_set.ts";
-import { readManifest, updateCommand } from "../../data/sources/manifest.ts";
+import { readManifest, serverSourcesFile, updateCommand } from "../../data/sources/manifest.ts";
 import { readSourcesFile } from "../../data/sources/sources_file.ts";
 import { defineCommand } from "./command.ts";
 import { runDataJobInWorker } from "./data_in_worker.ts";
@@ -212,7 +212,12 @@ function serveData(
       loaded.data,
       {
         buildMissing: (signal) => runDataJobInWorker("data", config, signal),
-        updateAll: (signal) => runDataJobInWorker("update", config, signal),
+        // Not given a sources file, the server updates the one its data was installed from.
+        updateAll: async (signal) => {
+          const manifest = await readManifest(config.dataDir).catch(() => null);
+          const sourcesFile = serverSourcesFile(resolve(config.sourcesFile), manifest);
+          return await runDataJobInWorker("update", { ...config, sourcesFile }, signal);
+        },
       },
       stopping.signal,
       { status: keeperStatus },
@@ -244,9 +249,7 @@ function absentHint(config: Config, readOnly: string | null, data: DataSet): str
     return "fetching them now in the background (IPINTEL_UPDATE_INTERVAL=off turns this off)";
   }
   return `updates are off (IPINTEL_UPDATE_INTERVAL=off): install them with "${
-    updateCommand(
-      data.manifest.sourcesFile ? data.manifest.sourcesFile.path : resolve(config.sourcesFile),
-    )
+    updateCommand(serverSourcesFile(resolve(config.sourcesFile), data.manifest))
   }"`;
 }
 

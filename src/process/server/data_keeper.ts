@@ -69,8 +69,8 @@ export interface KeeperOptions {
    * read before and after an update, to say what it did.
    */
   manifest?: (dataDir: string) => Promise<Manifest | null>;
-  /** The sources the update installs (default: the sources file), or null: where failures come from. */
-  sources?: () => Promise<SourcesFile | null>;
+  /** The sources file at `path` (the one the update installed), or null: where failures come from. */
+  sources?: (path: string) => Promise<SourcesFile | null>;
   now?: () => number;
 }
 
@@ -99,7 +99,7 @@ export async function keepData(
   const manifestNow = options.manifest ??
     ((dir: string) => readManifest(dir).catch(() => null));
   const sources = options.sources ??
-    (() => readSourcesFile(config.sourcesFile).catch(() => null));
+    ((path: string) => readSourcesFile(path).catch(() => null));
   const interval = config.updateInterval;
   const isDatabase = (kind: string) => (DATABASE_KINDS as readonly string[]).includes(kind);
   let missingDatabases = loaded.absent.some((s) => isDatabase(s.kind));
@@ -144,8 +144,8 @@ export async function keepData(
         const code = await jobs.updateAll(signal);
         ok = code === 0;
         const after = await manifestNow(config.dataDir);
-        said = after &&
-          updateLine(before, after, await sources(), config.registry, now() - started);
+        const file = await sources(after?.sourcesFile?.path ?? config.sourcesFile);
+        said = after && updateLine(before, after, file, config.registry, now() - started);
       }
     } catch (error) {
       if (signal.aborted) return;

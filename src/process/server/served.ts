@@ -12,6 +12,7 @@ import {
   type VerifiedFileCache,
   type VerifiedFiles,
 } from "../../data/sources/data_set.ts";
+import { isDefaultSourcesFile } from "../../data/sources/manifest.ts";
 import { readSourcesFile, type SourceSpec } from "../../data/sources/sources_file.ts";
 import { createUserAgentParser } from "../../core/ua/parse.ts";
 
@@ -85,6 +86,8 @@ export async function openServedData(
     databases: operatorDatabases(config),
     configured,
     sourcesFile: resolve(config.sourcesFile),
+    // Not given a sources file: the one the data was installed from (manifest.ts serverSourcesFile).
+    preferInstalled: isDefaultSourcesFile(resolve(config.sourcesFile)),
     scheduledUpdates: config.updateInterval > 0,
     share: options.share,
     verified: options.handoff?.files,

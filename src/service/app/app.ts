@@ -15,6 +15,7 @@ import { RegExpRouter } from "hono/router/reg-exp-router";
 import { DEFAULT_STREAM_IDLE_TIMEOUT } from "../../base/config.ts";
 import { DataUnavailableError, UnauthorizedError } from "../../base/errors.ts";
 import { createSite } from "../web/site.ts";
+import { createAsnView } from "../../core/asn/view.ts";
 import { createAdmission } from "../http/admission.ts";
 import { clientOf, createClientAddressResolver } from "../http/client_address.ts";
 import type { AppContext, AppEnv } from "../http/env.ts";
@@ -69,6 +70,8 @@ export function createApp(deps: AppDeps): App {
     logError,
     deps,
     routes,
+    // The ASN index of each data set, built on its first question (src/core/asn/view.ts).
+    asnView: createAsnView(),
     site: config.web === false ? null : createSite({ bulkMax: config.bulkMax }),
     streamDeps: (c) => ({
       lookup: tools.served(c).lookup,

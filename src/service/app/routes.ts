@@ -9,10 +9,10 @@ import { bearerMatches } from "../access/credentials.ts";
 import { splitBulkList } from "../bulk/items.ts";
 import { lookupItem } from "../bulk/batches.ts";
 import { parseAsnSelection } from "../../core/asn/layout.ts";
-import { asnCost, createAsnView, parseAsnFormat } from "../../core/asn/view.ts";
+import { asnCost, parseAsnFormat } from "../../core/asn/view.ts";
 import { parseAt } from "../../data/history/at.ts";
 import { AppError, BadRequestError } from "../../base/errors.ts";
-import { parseFormat, renderError, renderLookup } from "../../core/format/mod.ts";
+import { renderError, renderLookup } from "../../core/format/mod.ts";
 import { METRICS_CONTENT_TYPE } from "../../core/format/render.ts";
 import { streamFormat } from "../../core/format/incremental.ts";
 import type { DataSet } from "../../data/sources/data_set.ts";
@@ -170,8 +170,7 @@ export const NATIVE_ROUTES: readonly Route<AppTools>[] = [
     access: "key",
     doc: ASN_DOC,
     handler: (tools) => {
-      // The ASN index of each data set, built on its first /asn question (src/core/asn/view.ts).
-      const asnView = createAsnView();
+      const { asnView } = tools;
       return async (c) => {
         const format = parseAsnFormat(c.req.query("format"));
         const selection = parseAsnSelection(c.req.query("get"));
@@ -300,8 +299,7 @@ export const NATIVE_ROUTES: readonly Route<AppTools>[] = [
     access: "key",
     doc: MCP_DOC,
     handler: (tools) => {
-      const { deps } = tools;
-      const asnView = createAsnView();
+      const { deps, asnView } = tools;
       const started = new Date();
       return async (c) => {
         if (deps.config.mcp === false) {

@@ -4,6 +4,7 @@
  */
 
 import type { AccessControl } from "../access/access.ts";
+import type { AsnView } from "../../core/asn/view.ts";
 import type { Config } from "../../base/config.ts";
 import type { ClientAddressResolver } from "../http/client_address.ts";
 import type { AppContext, ServedSlot } from "../http/env.ts";
@@ -51,6 +52,8 @@ export interface AppTools extends RouteTools {
   deps: AppDeps;
   /** The routes the app serves (for `/openapi.json`). */
   routes: readonly Route<AppTools>[];
+  /** The AS view (`/asn/{n}`, the MCP `asn` tool): its index built once per data set. */
+  asnView: AsnView;
   /** The lookup page (null with IPINTEL_WEB=off). */
   site: ReturnType<typeof createSite> | null;
   /** What a streamed bulk answer of `c` needs: its lookup, its charge per batch, its limits. */

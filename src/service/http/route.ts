@@ -83,9 +83,6 @@ export function routeLabels(routes: readonly Route[]): string[] {
   return [...new Set(routes.map(familyOf)), UNMATCHED];
 }
 
-/** Every method some route can answer: what {@link RouteMethod} allows, HEAD and OPTIONS. */
-export const SERVED_METHODS: readonly string[] = ["GET", "HEAD", "POST", "OPTIONS"];
-
 /** The methods a family answers, as `Allow` lists them (HEAD after GET, OPTIONS last). */
 export function allowedMethods(methods: readonly RouteMethod[]): string[] {
   const listed: string[] = (["GET", "POST"] as const).filter((m) => methods.includes(m));

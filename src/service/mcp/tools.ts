@@ -16,7 +16,7 @@ import { VERSION } from "../../base/config.ts";
 import { AppError, BadRequestError } from "../../base/errors.ts";
 import type { Json } from "../../base/types.ts";
 import { parseAsnSelection } from "../../core/asn/layout.ts";
-import type { AsnView } from "../../core/asn/view.ts";
+import { asnCost, type AsnView } from "../../core/asn/view.ts";
 import { renderLookup } from "../../core/format/render.ts";
 import { type FieldSelection, parseFieldSelection } from "../../core/format/select.ts";
 import type { LookupOptions } from "../../core/lookup/lookup.ts";
@@ -158,8 +158,12 @@ export function createMcpServer(access: McpAccess): McpServer {
     answer(access, async () => {
       const selection = parseAsnSelection(args.get ?? null);
       const { data } = access.served();
+      // Charged as /asn/{n} is: one unit, then one per 1,000 prefixes the answer holds.
       await charged(1);
-      const rendered = await access.asnView.answer(String(args.n), data, selection, "json");
+      const n = String(args.n);
+      const rest = asnCost(await access.asnView.prefixes(n, data, selection)) - 1;
+      if (rest > 0) await charged(rest);
+      const rendered = await access.asnView.answer(n, data, selection, "json");
       return (JSON.parse(rendered.body) as { data: Json }).data;
     }));
 

@@ -1,15 +1,16 @@
 /**
- * The offline recipe: a server started with updates off on one sources file,
- * then `data update` run with another (IPINTEL_SOURCES). The server reports
- * the sources that were installed (the manifest records the file), not the
- * file it was started with; a source not installed says that updates are off
- * and the command that installs it, with the sources file it belongs to.
+ * The offline recipe: a server started with updates off and no sources file
+ * (IPINTEL_SOURCES), then `data update` run with one. The server reports the
+ * sources that were installed (the manifest records the file), not the
+ * default file; a source not installed says that updates are off and the
+ * command that installs it, with the sources file it belongs to.
  */
 
 import assert from "node:assert/strict";
 import { fetchFresh, startServe, waitFor } from "../../_serve_process.ts";
 import { runCli } from "../../_cli.ts";
-import { readManifest } from "../../../src/data/sources/manifest.ts";
+import { loadConfig } from "../../../src/base/config.ts";
+import { readManifest, writeManifest } from "../../../src/data/sources/manifest.ts";
 import { feedSource, startFeedServer, writeBaseDataDir } from "../../data/update/_feed_server.ts";
 
 const FIXTURES = new URL("../../fixtures/feeds/", import.meta.url).pathname;
@@ -25,12 +26,14 @@ Deno.test("after data update with another sources file, the server reports the i
       body: await Deno.readFile(`${FIXTURES}tor_bulk_exit_list.txt`),
     });
     const asn = { ...feedSource(feeds, "test-asn", "asn", "/asn.mmdb"), format: "mmdb" };
-    // The file the server is started with (as the default data/sources.json would be).
-    const started = `${dataDir}/started-with.json`;
-    await Deno.writeTextFile(
-      started,
-      JSON.stringify({ sources: [asn, feedSource(feeds, "default-tor", "tor", "/default.txt")] }),
-    );
+    // Installed from the default sources file (as the first `data` records it): here a
+    // small one, so that the server (given no IPINTEL_SOURCES) builds nothing at start.
+    const manifest = (await readManifest(dataDir))!;
+    manifest.sourcesFile = {
+      path: loadConfig({}).sourcesFile,
+      sources: [{ name: "test-asn", kind: "asn" }, { name: "default-tor", kind: "tor" }],
+    };
+    await writeManifest(dataDir, manifest);
     // The file `data update` is given.
     const given = `${dataDir}/given.json`;
     await Deno.writeTextFile(
@@ -45,7 +48,6 @@ Deno.test("after data update with another sources file, the server reports the i
     );
     const env = {
       IPINTEL_DATA_DIR: dataDir,
-      IPINTEL_SOURCES: started,
       IPINTEL_UPDATE_INTERVAL: "off",
       IPINTEL_AUTH: "off",
       IPINTEL_KV: ":memory:",
@@ -58,7 +60,7 @@ Deno.test("after data update with another sources file, the server reports the i
     const server = await startServe(env);
     try {
       // Before any update: the file the server was given, and updates are off.
-      const command = `IPINTEL_SOURCES=${started} deno task ipintel data update`;
+      const command = "deno task ipintel data update";
       await waitFor(() => /not installed yet/.test(server.stderr()));
       assert.match(
         server.stderr(),
@@ -91,7 +93,7 @@ Deno.test("after data update with another sources file, the server reports the i
       await server.stop();
     }
 
-    // A restart reads the same: nothing of the file it was started with.
+    // A restart reads the same: nothing of the default file.
     await feeds.close();
     const again = await startServe(env);
     try {

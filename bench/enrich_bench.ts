@@ -1,0 +1,133 @@
+/**
+ * `ipintel enrich` against what a user would otherwise write: a Python script
+ * using `csv` and MaxMind's reader with its libmaxminddb C extension (Debian
+ * python3-maxminddb) that adds the same three fields (country, AS
+ * organisation, and security, which the City and ASN files cannot fill) from
+ * the same City and ASN files. The table: 1,000,000 CSV rows (BENCH_LINES) of
+ * a header, a timestamp, the address column of bench:stream's mix (mostly
+ * distinct public addresses, 1% invalid, 1% reserved) and two other columns.
+ *
+ * Contenders, interleaved, BENCH_ROUNDS (3) rounds, each ratio within its round
+ * (the machine is shared): the Python script; `ipintel enrich --get
+ * country,asn_org,security`; the same with `--time-column ts` (each row
+ * answered as of its own time, from the list history). Rows per second of
+ * wall time, and CPU seconds (user + system) from /usr/bin/time. Goals: ≥ 3×
+ * the script, ≥ 2× with `--time-column`.
+ *
+ * Run: `deno task bench:enrich`.
+ *
+ * @module
+ */
+
+import { DATA_DIR, envInt, median, ROOT } from "./_serve.ts";
+import { mixedLines } from "./stream_bench.ts";
+import { pythonWith } from "../tests/_python.ts";
+import { readManifest } from "../src/data/sources/manifest.ts";
+
+const LINES = envInt("BENCH_LINES", 1_000_000);
+const ROUNDS = envInt("BENCH_ROUNDS", 3);
+
+const PYTHON_ENRICH = `
+import csv, sys
+import maxminddb
+city = maxminddb.open_database(sys.argv[1], maxminddb.MODE_MMAP_EXT)
+asn = maxminddb.open_database(sys.argv[2], maxminddb.MODE_MMAP_EXT)
+reader = csv.reader(sys.stdin)
+writer = csv.writer(sys.stdout, lineterminator="\\n")
+header = next(reader)
+column = header.index("client_ip")
+writer.writerow(header + ["ip_country", "ip_asn_org", "ip_security", "ip_error"])
+for row in reader:
+    try:
+        place = city.get(row[column]) or {}
+        network = asn.get(row[column]) or {}
+        country = place.get("country", {}).get("names", {}).get("en", "")
+        writer.writerow(row + [country, network.get("autonomous_system_organization", ""), "", ""])
+    except ValueError as error:
+        writer.writerow(row + ["", "", "", str(error)])
+`;
+
+interface Run {
+  wall: number;
+  cpu: number;
+}
+
+async function timed(command: string, args: string[], input: string): Promise<Run> {
+  const file = await Deno.open(input);
+  const times = await Deno.makeTempFile();
+  const started = performance.now();
+  const child = new Deno.Command("/usr/bin/time", {
+    args: ["-o", times, "-f", "%U %S", command, ...args],
+    cwd: ROOT,
+    env: { IPINTEL_UPDATE_INTERVAL: "off", IPINTEL_DATA_DIR: DATA_DIR },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const feeding = file.readable.pipeTo(child.stdin).catch(() => {});
+  let lines = 0;
+  for await (const chunk of child.stdout) for (const byte of chunk) if (byte === 10) lines++;
+  const [status, stderr] = await Promise.all([
+    child.status,
+    new Response(child.stderr).text(),
+    feeding,
+  ]);
+  const wall = (performance.now() - started) / 1000;
+  if (!status.success || lines !== LINES + 1) {
+    throw new Error(`${command} ${args.join(" ")}: exit ${status.code}, ${lines} lines\n${stderr}`);
+  }
+  const [user, system] = (await Deno.readTextFile(times)).trim().split(/\s+/).map(Number);
+  await Deno.remove(times);
+  return { wall, cpu: user! + system! };
+}
+
+if (import.meta.main) {
+  const python = await pythonWith("import maxminddb.extension");
+  if (!python) throw new Error("python3-maxminddb (with its C extension) is not installed");
+  const manifest = await readManifest(DATA_DIR);
+  const file = (kind: string) =>
+    `${DATA_DIR}/${manifest!.sources.find((s) => s.kind === kind)!.file}`;
+  const addresses = await mixedLines(LINES);
+  // Times within the last hour: the list history (if any) reaches them.
+  const now = Date.now();
+  const rows = addresses.map((ip, i) =>
+    `${new Date(now - 3_600_000 + (i * 3_600_000) / LINES).toISOString()},${ip},user${i % 977},${
+      200 + (i % 5)
+    }`
+  );
+  const input = await Deno.makeTempFile({ suffix: ".csv" });
+  await Deno.writeTextFile(input, "ts,client_ip,user,status\n" + rows.join("\n") + "\n");
+  const script = await Deno.makeTempFile({ suffix: ".py" });
+  await Deno.writeTextFile(script, PYTHON_ENRICH);
+  const enrich = ["run", "-A", "main.ts", "enrich", "--input", "csv", "--column", "client_ip"];
+  const get = ["--get", "country,asn_org,security"];
+  console.log(`enrich: ${LINES} CSV rows, ${ROUNDS} rounds (rows/s of wall time; CPU s)`);
+  const ratios: { plain: number; timed: number }[] = [];
+  try {
+    for (let round = 1; round <= ROUNDS; round++) {
+      const py = await timed(python, [script, file("city"), file("asn")], input);
+      const plain = await timed(Deno.execPath(), [...enrich, ...get], input);
+      const withTime = await timed(
+        Deno.execPath(),
+        [...enrich, ...get, "--time-column", "ts"],
+        input,
+      );
+      const rate = (r: Run) => Math.round(LINES / r.wall);
+      ratios.push({ plain: py.wall / plain.wall, timed: py.wall / withTime.wall });
+      console.log(
+        `round ${round}: python ${rate(py)}/s (${py.cpu.toFixed(1)} s CPU), enrich ${
+          rate(plain)
+        }/s (${plain.cpu.toFixed(1)} s), --time-column ${rate(withTime)}/s (${
+          withTime.cpu.toFixed(1)
+        } s): ${(py.wall / plain.wall).toFixed(2)}x, ${(py.wall / withTime.wall).toFixed(2)}x`,
+      );
+    }
+    console.log(
+      `median: enrich ${median(ratios.map((r) => r.plain)).toFixed(2)}x the Python script ` +
+        `(goal >= 3), --time-column ${median(ratios.map((r) => r.timed)).toFixed(2)}x (goal >= 2)`,
+    );
+  } finally {
+    await Deno.remove(input);
+    await Deno.remove(script);
+  }
+}
