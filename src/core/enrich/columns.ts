@@ -20,6 +20,8 @@ export interface Column {
   name: string;
   /** Where its value sits in the selected answer. */
   segments: readonly string[];
+  /** Where its value sits in the whole lookup result (its layout path). */
+  source: readonly string[];
   /** Whether it comes from `security` or `risk` (what a time before the history cannot answer). */
   security: boolean;
 }
@@ -43,6 +45,7 @@ export function columnsOf(selection: FieldSelection | null): Column[] {
     columns.push({
       name: segments.join("."),
       segments,
+      source: path.split("."),
       security: path.startsWith("security.") || path.startsWith("risk."),
     });
   };

@@ -28,6 +28,22 @@ import { fieldAt, parseFields, quoteField, RecordSplitter, splitLineEnd } from "
 import { createTimeReader } from "./record_time.ts";
 
 export type EnrichInput = "csv" | "tsv" | "ndjson" | "log";
+
+/** A record's answer: the lookup result (null: none), whether its security parts hold, the error. */
+interface Answered {
+  result: LookupResult | null;
+  /** False for a time before the kept history: the rest is answered, security is not known. */
+  securityKnown: boolean;
+  reason: string | null;
+  message: string | null;
+}
+
+const NOT_ANSWERED = (reason: string, message: string): Answered => ({
+  result: null,
+  securityKnown: false,
+  reason,
+  message,
+});
 export type EnrichOutput = "csv" | "tsv" | "ndjson";
 
 export interface EnrichOptions {
@@ -133,15 +149,15 @@ export class Enricher {
   #answer(
     text: string,
     time: Date | string | null,
-  ): { answer: Record<string, Json> | null; reason: string | null; message: string | null } {
+  ): Answered {
     const ip = text.trim();
     if (ip === "") {
       this.#failed("no address");
-      return { answer: null, reason: "no address", message: "No address in this record" };
+      return NOT_ANSWERED("no address", "No address in this record");
     }
     if (typeof time === "string") {
       this.#failed("invalid time");
-      return { answer: null, reason: "invalid time", message: time };
+      return NOT_ANSWERED("invalid time", time);
     }
     const options: LookupOptions = {
       selection: this.#options.selection,
@@ -157,7 +173,7 @@ export class Enricher {
       if (error.code === "bad_request") {
         // A time in the future: this record's, not the run's.
         this.#failed("invalid time");
-        return { answer: null, reason: "invalid time", message: error.message };
+        return NOT_ANSWERED("invalid time", error.message);
       }
       if (error.code !== "history_unavailable") throw error;
       // A time the kept history does not reach: answered now, its security parts left out.
@@ -167,28 +183,33 @@ export class Enricher {
     if ("error" in item) {
       const reason = /^Invalid IP/.test(item.error.message) ? "invalid address" : "no data";
       this.#failed(reason);
-      return { answer: null, reason, message: item.error.message };
+      return NOT_ANSWERED(reason, item.error.message);
     }
-    const answer = applySelection(item, this.#options.selection);
     if (note !== null) {
       this.#failed("time before the history");
       return {
-        answer: this.#withoutSecurity(answer),
+        result: item,
+        securityKnown: false,
         reason: "time before the history",
         message: note,
       };
     }
     this.counts.enriched++;
-    return { answer, reason: null, message: null };
+    return { result: item, securityKnown: true, reason: null, message: null };
   }
 
-  /** An answer without its security parts (a time before the history cannot answer them). */
-  #withoutSecurity(answer: Record<string, Json>): Record<string, Json> {
+  /** What a JSON record gets: the selected answer (its security parts only when known), or the error. */
+  #added(answered: Answered): Json {
+    const { result, message } = answered;
+    if (result === null) return { error: message };
+    const answer = applySelection(result, this.#options.selection);
+    if (answered.securityKnown) return answer;
+    // A time before the kept history: the rest of the answer, and why not its security parts.
     const kept: Record<string, Json> = {};
     for (const [key, value] of Object.entries(answer)) {
       if (!this.#securityKeys.has(key)) kept[key] = value;
     }
-    return kept;
+    return { ...kept, error: message };
   }
 
   #item(ip: string, options: LookupOptions): LookupResult | FailedItem {
@@ -207,12 +228,16 @@ export class Enricher {
   }
 
   /** The added fields of a CSV/TSV row: the columns, then the error. */
-  #cells(answer: Record<string, Json> | null, message: string | null): string {
+  #cells(answered: Answered): string {
     const d = this.#delimiter;
+    const { result, message } = answered;
     let out = "";
     for (const column of this.#columns) {
-      const value = answer === null ? null : valueAt(answer, column.segments) ?? null;
-      out += d + quoteField(cellText(column.segments.at(-1)!, value), d);
+      const known = result !== null && (answered.securityKnown || !column.security);
+      const value = known
+        ? valueAt(result as unknown as Record<string, Json>, column.source)
+        : null;
+      out += d + quoteField(cellText(column.segments.at(-1)!, value ?? null), d);
     }
     return out + d + (message === null ? "" : quoteField(message, d));
   }
@@ -256,13 +281,13 @@ export class Enricher {
     const address = fieldAt(body, d, this.#addressIndex, need);
     if (address === null) {
       this.#failed("short row");
-      return body + this.#cells(null, `Short row: fewer than ${need} fields`) + end;
+      return body + this.#cells(NOT_ANSWERED("short row", `Short row: fewer than ${need} fields`)) +
+        end;
     }
     const time = this.#timeIndex === -1
       ? null
       : this.#readTime(fieldAt(body, d, this.#timeIndex, need) ?? "");
-    const { answer, message } = this.#answer(address, time);
-    return body + this.#cells(answer, message) + end;
+    return body + this.#cells(this.#answer(address, time)) + end;
   }
 
   #ndjsonRecord(record: string): string {
@@ -292,10 +317,7 @@ export class Enricher {
     if (typeof address !== "string") {
       this.#failed("no address");
       added = { error: `No address at ${this.#fieldPath.join(".")}` };
-    } else {
-      const { answer, message } = this.#answer(address, time);
-      added = message === null ? answer! : { ...(answer ?? {}), error: message };
-    }
+    } else added = this.#added(this.#answer(address, time));
     // The line's own text is kept; the answer goes in before its closing brace.
     const close = body.lastIndexOf("}");
     const empty = Object.keys(object).length === 0;
@@ -321,13 +343,12 @@ export class Enricher {
       const close = open === -1 ? -1 : body.indexOf("]", open);
       time = close === -1 ? "No [time] in this line" : this.#readTime(body.slice(open + 1, close));
     }
-    const { answer, message } = this.#answer(address, time);
+    const answered = this.#answer(address, time);
     if (this.#options.output === "ndjson") {
-      const added = message === null ? answer! : { ...(answer ?? {}), error: message };
       return `{"line":${JSON.stringify(body)},${JSON.stringify(this.#options.into)}:${
-        JSON.stringify(added)
+        JSON.stringify(this.#added(answered))
       }}${end || "\n"}`;
     }
-    return quoteField(body, this.#delimiter) + this.#cells(answer, message) + (end || "\n");
+    return quoteField(body, this.#delimiter) + this.#cells(answered) + (end || "\n");
   }
 }

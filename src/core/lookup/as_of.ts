@@ -34,40 +34,41 @@ export function createAsOf(
   data: DataSet,
   now: () => Date,
 ): (at: Date) => { risk: RiskSource; asOf: string } {
-  const recent = new Map<number, { risk: RiskSource; asOf: string }>();
+  // The lists of each recorded update asked for: times within one update share them.
+  const byRun = new Map<number, { lists: RiskSource; empty: boolean }>();
   return (at) => {
     checkAt(data.history, at, now());
     const history = data.history!;
-    let found = recent.get(at.getTime());
+    const run = history.runAt(at);
+    let found = byRun.get(run);
     if (!found) {
       const { memberships, providers } = history.listsAt(at);
       const facts = new Map<string, SourceFacts>(
         [...providers].map(([name, provider]) => [name, { dataDate: null, provider }]),
       );
-      const asOf = at.toISOString();
       const lists = createRiskSource({
         ...memberships,
         anonymousIp: null,
         facts,
         seen: history.seen,
       });
-      const risk: RiskSource = {
-        signals: lists.signals,
-        explain: (ip, asn) => ({
-          ...lists.explain(ip, asn),
-          asOf,
-          ...(lists === NO_FEEDS
-            ? { reason: `unknown: no security list was installed at ${asOf}` }
-            : {}),
-        }),
-      };
-      found = { risk, asOf };
-      if (recent.size >= RECENT_LIMIT) recent.clear();
-      recent.set(at.getTime(), found);
+      found = { lists, empty: lists === NO_FEEDS };
+      if (byRun.size >= RUN_LIMIT) byRun.clear();
+      byRun.set(run, found);
     }
-    return found;
+    const { lists, empty } = found;
+    const asOf = at.toISOString();
+    const risk: RiskSource = {
+      signals: lists.signals,
+      explain: (ip, asn) => ({
+        ...lists.explain(ip, asn),
+        asOf,
+        ...(empty ? { reason: `unknown: no security list was installed at ${asOf}` } : {}),
+      }),
+    };
+    return { risk, asOf };
   };
 }
 
-/** Times remembered per data set (cleared when full). */
-const RECENT_LIMIT = 16;
+/** Updates whose lists are kept at once (a log spans a few; a month of hourly updates, 720). */
+const RUN_LIMIT = 1024;

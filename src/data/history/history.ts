@@ -35,6 +35,11 @@ export interface History {
   seen(source: string, network: string | null): Seen | null;
   /** The lists as installed at `time` (not before `start`). */
   listsAt(time: Date): ListsAt;
+  /**
+   * Which recorded update was in force at `time` (its index; -1 before the
+   * first): two times with the same one have the same lists.
+   */
+  runAt(time: Date): number;
 }
 
 /**
@@ -86,6 +91,7 @@ export async function loadHistory(dataDir: string): Promise<History | null> {
       return h instanceof Error ? null : h.seen(source, network);
     },
     listsAt: (time) => usable().listsAt(time),
+    runAt: (time) => usable().runAt(time),
   };
 }
 
@@ -141,6 +147,7 @@ export function createHistory(data: HistoryData): History {
         lastSeen: iso(isOpen(intervals) ? runs.length - 1 : intervals.at(-1)! - 1),
       };
     },
+    runAt,
     listsAt(time) {
       index ??= buildIndex(data);
       const run = runAt(time);

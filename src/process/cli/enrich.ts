@@ -140,6 +140,7 @@ async function runEnrich(
   const started = performance.now();
   let shownAt = started;
   let enricher: Enricher | null = null;
+  let writing: Promise<void> = Promise.resolve();
   try {
     for (;;) {
       const { done, value } = await reader.read();
@@ -158,8 +159,13 @@ async function runEnrich(
         at,
       });
       const text = enricher.push(value);
-      // Awaited before the next chunk is read: the reader's pace is the run's.
-      if (text !== "") await out.write(encoder.encode(text));
+      // One chunk is written while the next is read and answered; a write is awaited before
+      // the next one starts, so a slow reader slows the run and at most two chunks are held.
+      await writing;
+      if (text !== "") {
+        writing = out.write(encoder.encode(text));
+        writing.catch(() => {}); // its error is thrown where it is awaited
+      }
       const now = performance.now();
       if (progress && now - shownAt >= 250) {
         shownAt = now;
@@ -168,6 +174,7 @@ async function runEnrich(
         );
       }
     }
+    await writing;
     if (enricher) {
       const text = enricher.end();
       if (text !== "") await out.write(encoder.encode(text));
