@@ -22,6 +22,8 @@ export interface Column {
   segments: readonly string[];
   /** Where its value sits in the whole lookup result (its layout path). */
   source: readonly string[];
+  /** Reads that value from a lookup result (undefined when absent). */
+  read: (result: Record<string, Json>) => Json | undefined;
   /** Whether it comes from `security` or `risk` (what a time before the history cannot answer). */
   security: boolean;
 }
@@ -46,6 +48,7 @@ export function columnsOf(selection: FieldSelection | null): Column[] {
       name: segments.join("."),
       segments,
       source: path.split("."),
+      read: reader(path.split(".")),
       security: path.startsWith("security.") || path.startsWith("risk."),
     });
   };
@@ -60,6 +63,19 @@ function pathTemplate(group: LayoutGroup, parents: string[]): Record<string, Jso
     out[key] = isLayoutLeaf(node) ? segments.join(".") : pathTemplate(node, segments);
   }
   return out;
+}
+
+/** A reader of the value at `segments`: the layout is at most three levels deep. */
+function reader(segments: readonly string[]): (result: Record<string, Json>) => Json | undefined {
+  const [a, b, c] = segments;
+  const get = (value: Json | undefined, key: string) =>
+    value !== null && typeof value === "object" && !Array.isArray(value)
+      ? (value as Record<string, Json>)[key]
+      : undefined;
+  if (segments.length === 1) return (r) => r[a!];
+  if (segments.length === 2) return (r) => get(r[a!], b!);
+  if (segments.length === 3) return (r) => get(get(r[a!], b!), c!);
+  return (r) => valueAt(r, segments);
 }
 
 /** The value at `segments` of an answer (undefined when absent). */

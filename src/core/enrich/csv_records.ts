@@ -24,10 +24,12 @@ export class RecordSplitter {
     let start = 0;
     let i = this.#scanned;
     let inQuotes = this.#inQuotes;
+    // The next quote at or after `i` (-1: none in the rest of the text), found once, not per line.
+    let quote = text.indexOf('"', i);
     for (;;) {
       const newline = text.indexOf("\n", i);
       if (newline === -1) break;
-      const quote = text.indexOf('"', i);
+      if (quote !== -1 && quote < i) quote = text.indexOf('"', i);
       if (quote === -1 || quote > newline) {
         // No quote before the line break: it ends the record unless a quote is open.
         if (!inQuotes) {
@@ -131,13 +133,13 @@ export function fieldAt(
   return fields.length < count ? null : fields[index] ?? null;
 }
 
+/** Fields that must be quoted: holding the delimiter (comma or tab), a quote, CR or LF. */
+const NEEDS_QUOTES: Readonly<Record<string, RegExp>> = { ",": /[",\r\n]/, "\t": /["\t\r\n]/ };
+
 /** One field as written: quoted, its quotes doubled, when it holds the delimiter, a quote, CR or LF. */
 export function quoteField(text: string, delimiter: string): string {
   const safe = text.isWellFormed() ? text : text.toWellFormed();
-  if (
-    safe.includes(delimiter) || safe.includes('"') || safe.includes("\n") || safe.includes("\r")
-  ) {
-    return `"${safe.replaceAll('"', '""')}"`;
-  }
-  return safe;
+  const needs = NEEDS_QUOTES[delimiter];
+  const quoted = needs ? needs.test(safe) : safe.includes(delimiter) || /["\r\n]/.test(safe);
+  return quoted ? `"${safe.replaceAll('"', '""')}"` : safe;
 }

@@ -234,9 +234,7 @@ export class Enricher {
     let out = "";
     for (const column of this.#columns) {
       const known = result !== null && (answered.securityKnown || !column.security);
-      const value = known
-        ? valueAt(result as unknown as Record<string, Json>, column.source)
-        : null;
+      const value = known ? column.read(result as unknown as Record<string, Json>) : null;
       out += d + quoteField(cellText(column.segments.at(-1)!, value ?? null), d);
     }
     return out + d + (message === null ? "" : quoteField(message, d));

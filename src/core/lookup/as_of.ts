@@ -36,7 +36,11 @@ export function createAsOf(
 ): (at: Date) => { risk: RiskSource; asOf: string } {
   // The lists of each recorded update asked for: times within one update share them.
   const byRun = new Map<number, { lists: RiskSource; empty: boolean }>();
+  // The last time asked, and its answer: a log's lines repeat their second.
+  let lastTime = NaN;
+  let last: { risk: RiskSource; asOf: string } | null = null;
   return (at) => {
+    if (at.getTime() === lastTime && last !== null) return last;
     checkAt(data.history, at, now());
     const history = data.history!;
     const run = history.runAt(at);
@@ -66,7 +70,8 @@ export function createAsOf(
         ...(empty ? { reason: `unknown: no security list was installed at ${asOf}` } : {}),
       }),
     };
-    return { risk, asOf };
+    lastTime = at.getTime();
+    return last = { risk, asOf };
   };
 }
 
