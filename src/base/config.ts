@@ -20,6 +20,9 @@ export type ForwardedHeader = typeof FORWARDED_HEADERS[number];
 /** Decoded records cached per database unless told otherwise (src/data/mmdb/reader.ts uses it too). */
 export const DEFAULT_RECORD_CACHE_SIZE = 100_000;
 
+/** Rendered answers of repeat `/ip` and `/me` requests kept per process (src/service/app/answer_cache.ts). */
+export const DEFAULT_ANSWER_CACHE_SIZE = 10_000;
+
 /** Seconds a streamed bulk answer may idle (IPINTEL_STREAM_IDLE_TIMEOUT's default). */
 export const DEFAULT_STREAM_IDLE_TIMEOUT = 60;
 
@@ -35,6 +38,8 @@ export interface Config {
   corsOrigins: readonly string[];
   registry: string;
   cacheSize: number;
+  /** Rendered answers of repeat lookups kept per process (0: none). */
+  answerCache: number;
   /** `deno`: Deno.serve (fastest; drops GET bodies). `node`: node:http (reads GET bodies). */
   httpServer: "deno" | "node";
   /** Request-serving isolates on one port (Deno.serve with reusePort); 1: the main one serves. */
@@ -184,6 +189,14 @@ export const OPTIONS = [
     "Decoded database records kept in memory, per database",
     () => DEFAULT_RECORD_CACHE_SIZE,
     integerIn(1, 10_000_000),
+  ),
+  option(
+    "answerCache",
+    "IPINTEL_ANSWER_CACHE",
+    "answer-cache",
+    "Rendered /ip and /me answers kept for repeat requests, per process (at most 64 MB; 0: none)",
+    () => DEFAULT_ANSWER_CACHE_SIZE,
+    integerIn(0, 1_000_000),
   ),
   option(
     "httpServer",

@@ -45,14 +45,21 @@ export class LruCache<K, V> {
 
   /** Keys refused once while full (see set); null: every key is admitted. */
   readonly #refused: Set<K> | null;
+  /** Told of each entry pushed out to make room (not of deletes or clears). */
+  readonly #onEvict: ((key: K, value: V) => void) | null;
 
   /**
    * @param max most entries kept; a non-negative integer.
    * @param options.admitRepeatsOnly once full, store a new key only the second time it is
    *   set (see set).
+   * @param options.onEvict told of each entry pushed out to make room (a size kept beside).
    */
-  constructor(max: number, options: { admitRepeatsOnly?: boolean } = {}) {
+  constructor(
+    max: number,
+    options: { admitRepeatsOnly?: boolean; onEvict?: (key: K, value: V) => void } = {},
+  ) {
     this.#refused = options.admitRepeatsOnly ? new Set() : null;
+    this.#onEvict = options.onEvict ?? null;
     if (!Number.isInteger(max) || max < 0) {
       throw new RangeError(`LruCache size must be a non-negative integer, got ${max}`);
     }
@@ -124,7 +131,7 @@ export class LruCache<K, V> {
         refused.add(key);
         return;
       }
-      this.delete(this.#keys[this.#prev[HEAD]!]!);
+      this.evictOldest();
     }
     slot = this.#free.pop() ?? this.#newSlot();
     this.#keys[slot] = key;
@@ -132,6 +139,17 @@ export class LruCache<K, V> {
     this.#insertions++;
     this.#link(slot);
     this.#slots.set(key, slot);
+  }
+
+  /** Pushes out the least recently used entry (telling `onEvict`); false when empty. */
+  evictOldest(): boolean {
+    const slot = this.#prev[HEAD]!;
+    if (slot === HEAD) return false;
+    const key = this.#keys[slot]!;
+    const value = this.#values[slot]!;
+    this.delete(key);
+    this.#onEvict?.(key, value);
+    return true;
   }
 
   /** Removes `key`; true when it was held. */

@@ -5,8 +5,9 @@
  */
 
 import type { AccessControl } from "../../service/access/access.ts";
-import { type Config, VERSION } from "../../base/config.ts";
+import { type Config, DEFAULT_ANSWER_CACHE_SIZE, VERSION } from "../../base/config.ts";
 import { createApp, ROUTE_LABELS } from "../../service/app/app.ts";
+import { AnswerCache } from "../../service/app/answer_cache.ts";
 import { createClientAddressResolver } from "../../service/http/client_address.ts";
 import type { FetchHandler, Served, ServedSlot } from "../../service/http/env.ts";
 import { LineWriter } from "../../service/ops/access_log.ts";
@@ -28,7 +29,7 @@ type ServerConfig =
     | "log"
     | "logFullIp"
   >
-  & Partial<Pick<Config, "streamIdleTimeout" | "statusDetail">>;
+  & Partial<Pick<Config, "streamIdleTimeout" | "statusDetail" | "answerCache" | "mcp" | "web">>;
 
 /** How long `/status` trusts its last look at whether the data directory can be written. */
 const DATA_DIR_CHECK_MS = 10_000;
@@ -102,6 +103,10 @@ export function createServer(options: ServerOptions): Server {
     slot,
     config,
     clientAddress,
+    answerCache: new AnswerCache({
+      entries: config.answerCache ?? DEFAULT_ANSWER_CACHE_SIZE,
+      sink: config.metrics ? metrics.answerCacheSink() : null,
+    }),
     access: options.access,
     logError,
     ready: createReadiness(options.checks ?? []),

@@ -70,6 +70,7 @@ export function createApp(deps: AppDeps): App {
     logError,
     deps,
     routes,
+    answerCache: deps.answerCache?.enabled ? deps.answerCache : null,
     // The ASN index of each data set, built on its first question (src/core/asn/view.ts).
     asnView: createAsnView(),
     site: config.web === false ? null : createSite({ bulkMax: config.bulkMax }),

@@ -12,6 +12,7 @@ import type { Route, RouteTools } from "../http/route.ts";
 import type { AnswerRule } from "../http/rules/rules.ts";
 import type { PolicyGate } from "../policy/gate.ts";
 import type { createSite } from "../web/site.ts";
+import type { AnswerCache } from "./answer_cache.ts";
 import type { BulkStreamDeps } from "./bulk_answer.ts";
 
 export interface AppDeps {
@@ -43,6 +44,8 @@ export interface AppDeps {
   };
   /** The client address resolver (one per server, shared with the access log); default: from `config`. */
   clientAddress?: ClientAddressResolver;
+  /** Rendered answers of repeat lookups (absent: none are kept). */
+  answerCache?: AnswerCache | null;
   /** The routes served (default: {@link ROUTES}); their labels must be the metrics'. */
   routes?: readonly Route<AppTools>[];
 }
@@ -52,6 +55,8 @@ export interface AppTools extends RouteTools {
   deps: AppDeps;
   /** The routes the app serves (for `/openapi.json`). */
   routes: readonly Route<AppTools>[];
+  /** Rendered answers of repeat `/ip` and `/me` lookups; null: none are kept. */
+  answerCache: AnswerCache | null;
   /** The AS view (`/asn/{n}`, the MCP `asn` tool): its index built once per data set. */
   asnView: AsnView;
   /** The lookup page (null with IPINTEL_WEB=off). */

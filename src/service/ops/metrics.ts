@@ -84,8 +84,9 @@ const RELOADS = RATE_LIMITED + 1; // success, failure
 const CACHES = RELOADS + 2; // hits, misses per CACHE_KINDS entry
 const LOG_DROPPED = CACHES + CACHE_KINDS.length * 2;
 const UNCAUGHT = LOG_DROPPED + 1;
+const ANSWER_CACHE = UNCAUGHT + 1; // hits, misses, bytes held
 /** Counts per isolate (about 0.5 MB). */
-const SLICE_LENGTH = UNCAUGHT + 1;
+const SLICE_LENGTH = ANSWER_CACHE + 3;
 
 /**
  * Counts shared by the isolates of one server (the workers and the process
@@ -192,6 +193,22 @@ export class Metrics {
   /** An unhandled rejection or uncaught error, logged instead of ending the process. */
   recordUncaughtError(): void {
     this.#own[UNCAUGHT]!++;
+  }
+
+  /**
+   * Where this isolate's answer cache (src/service/app/answer_cache.ts) reports.
+   * A hit answers an address with data as a lookup does, and is counted as one.
+   */
+  answerCacheSink(): { hit(): void; miss(): void; bytes(total: number): void } {
+    const own = this.#own;
+    return {
+      hit: () => {
+        own[ANSWER_CACHE]!++;
+        own[LOOKUPS]!++;
+      },
+      miss: () => void own[ANSWER_CACHE + 1]!++,
+      bytes: (total) => void (own[ANSWER_CACHE + 2] = total),
+    };
   }
 
   /** Keeps the cache counts of a data set that stops being served, so the totals never go down. */
@@ -315,6 +332,25 @@ export class Metrics {
       "Unhandled rejections and uncaught errors, logged instead of ending the process",
     );
     out.push(`ipintel_uncaught_errors_total ${totals[UNCAUGHT]}`);
+
+    family(
+      "ipintel_answer_cache_hits_total",
+      "counter",
+      "Lookups answered from the cache of rendered answers (IPINTEL_ANSWER_CACHE)",
+    );
+    out.push(`ipintel_answer_cache_hits_total ${totals[ANSWER_CACHE]}`);
+    family(
+      "ipintel_answer_cache_misses_total",
+      "counter",
+      "Cacheable lookups whose answer was made (and kept)",
+    );
+    out.push(`ipintel_answer_cache_misses_total ${totals[ANSWER_CACHE + 1]}`);
+    family(
+      "ipintel_answer_cache_bytes",
+      "gauge",
+      "Bytes the cached answers and their keys take, every process of the server together",
+    );
+    out.push(`ipintel_answer_cache_bytes ${totals[ANSWER_CACHE + 2]}`);
 
     const data = this.#dataSet();
     family(

@@ -57,6 +57,11 @@ Deno.test("/metrics counts known requests by method, route pattern and status", 
   // Found addresses: 4 single lookups, 2 bulk items, 1 POST item (the invalid one finds nothing).
   assert.equal(sampleValue(samples, "ipintel_lookups_total"), 7);
   assert.equal(sampleValue(samples, "ipintel_rate_limited_total"), 0);
+  // The repeated /ip answers came from the cache of rendered answers (the same second or not:
+  // at least one repeat of the three plain ones was a hit), the others were made and kept.
+  assert.ok(sampleValue(samples, "ipintel_answer_cache_hits_total")! >= 1);
+  assert.ok(sampleValue(samples, "ipintel_answer_cache_misses_total")! >= 2);
+  assert.ok(sampleValue(samples, "ipintel_answer_cache_bytes")! > 0);
 });
 
 Deno.test("the latency histogram is cumulative per route, +Inf equal to the count", async () => {

@@ -1,0 +1,155 @@
+/**
+ * The cache of rendered answers: every answer that comes from it equals the one
+ * made fresh (the replay test's recorded requests, twice over, and again after
+ * a reload), it is keyed by what the answer depends on, bounded, and counted.
+ */
+
+import assert from "node:assert/strict";
+import { AnswerCache } from "../../../src/service/app/answer_cache.ts";
+import type { ServedSlot } from "../../../src/service/http/env.ts";
+import { createLookup } from "../../../src/core/lookup/lookup.ts";
+import { createUserAgentParser } from "../../../src/core/ua/parse.ts";
+import { openDataSet } from "../../../src/data/sources/data_set.ts";
+import {
+  FIXED_NOW,
+  fixtureApp,
+  fixtureDataSet,
+  fixtureLookup,
+  peer,
+  writeFixtureDataDir,
+} from "../../_helpers.ts";
+
+interface Recorded {
+  request: { path: string; method: string; headers?: Record<string, string>; body?: string };
+  status: number;
+  headers: [string, string][];
+  body: string;
+}
+
+const RECORDED: Recorded[] = JSON.parse(
+  await Deno.readTextFile(new URL("../../fixtures/replay_answers.json", import.meta.url)),
+);
+
+/** An app over `slot` with a cache of `entries` answers, counting into `counts`. */
+async function cachedApp(slot: ServedSlot, entries = 1000) {
+  const counts = { hits: 0, misses: 0, bytes: 0 };
+  const cache = new AnswerCache({
+    entries,
+    sink: {
+      hit: () => void counts.hits++,
+      miss: () => void counts.misses++,
+      bytes: (total) => void (counts.bytes = total),
+    },
+  });
+  const app = await fixtureApp({ slot, answerCache: cache, config: { bulkMax: 10 } });
+  const send = async ({ request }: Recorded) => {
+    const response = await app.fetch(
+      new Request(`http://localhost${request.path}`, {
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+      }),
+      peer("81.2.69.142"),
+    );
+    return {
+      status: response.status,
+      headers: [...response.headers].sort(),
+      body: new TextDecoder().decode(await response.arrayBuffer()),
+    };
+  };
+  return { send, counts };
+}
+
+Deno.test("every answer from the cache equals the one made fresh: the replay's requests, twice, and after a reload", async () => {
+  assert.ok(RECORDED.length > 160);
+  const slot: ServedSlot = {
+    current: { data: await fixtureDataSet(), lookup: await fixtureLookup() },
+  };
+  const fresh = await fixtureApp({ slot, config: { bulkMax: 10 } });
+  const { send, counts } = await cachedApp(slot);
+  const made = async (recorded: Recorded) => {
+    const { request } = recorded;
+    const response = await fresh.fetch(
+      new Request(`http://localhost${request.path}`, {
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+      }),
+      peer("81.2.69.142"),
+    );
+    return {
+      status: response.status,
+      headers: [...response.headers].sort(),
+      body: new TextDecoder().decode(await response.arrayBuffer()),
+    };
+  };
+  for (let pass = 1; pass <= 2; pass++) {
+    for (const recorded of RECORDED) {
+      const label = `pass ${pass}: ${recorded.request.method} ${recorded.request.path}`;
+      assert.deepEqual(await send(recorded), await made(recorded), label);
+    }
+  }
+  assert.ok(counts.hits > 20, `answers came from the cache (${counts.hits} hits)`);
+  assert.ok(counts.bytes > 0);
+
+  // A reload: another data set (its own files, so its own version); the cache starts over.
+  const data = await openDataSet(await writeFixtureDataDir());
+  slot.current = {
+    data,
+    lookup: createLookup({ data, now: () => FIXED_NOW, parseUserAgent: createUserAgentParser() }),
+  };
+  const before = counts.hits;
+  for (const recorded of RECORDED) {
+    const label = `after the reload: ${recorded.request.method} ${recorded.request.path}`;
+    const got = await send(recorded);
+    assert.deepEqual(got, await made(recorded), label);
+  }
+  assert.ok(counts.misses > 0);
+  assert.ok(counts.hits - before < counts.hits, "the reload's first answers were made fresh");
+});
+
+Deno.test("the cache keys what an answer depends on: format, get, lang, at, the user agent", async () => {
+  const slot: ServedSlot = {
+    current: { data: await fixtureDataSet(), lookup: await fixtureLookup() },
+  };
+  const { counts } = await cachedApp(slot);
+  const cache = new AnswerCache({ entries: 1000 });
+  const app = await fixtureApp({ slot, answerCache: cache });
+  const get = async (path: string, userAgent = "curl/8") =>
+    await (await app.fetch(
+      new Request(`http://localhost${path}`, { headers: { "user-agent": userAgent } }),
+      peer("81.2.69.142"),
+    )).text();
+  const plain = await get("/ip/81.2.69.142");
+  assert.equal(await get("/ip/81.2.69.142"), plain);
+  assert.notEqual(await get("/ip/81.2.69.142", "Mozilla/5.0 (Windows NT 10.0)"), plain);
+  assert.notEqual(await get("/ip/81.2.69.142?format=xml"), plain);
+  assert.notEqual(await get("/ip/81.2.69.142?lang=de"), plain);
+  const country = await get("/ip/81.2.69.142?get=country");
+  assert.equal(country, '{"success":true,"data":{"ip":"81.2.69.142","country":"United Kingdom"}}');
+  // Without userAgent in the answer, another user agent is the same answer.
+  assert.equal(await get("/ip/81.2.69.142?get=country", "Mozilla/5.0"), country);
+  assert.equal(counts.hits, 0, "each app has its own cache");
+});
+
+Deno.test("the cache is bounded in entries and bytes, and 0 turns it off", () => {
+  const served = { data: {}, lookup: {} } as never;
+  const bytes: number[] = [];
+  const cache = new AnswerCache({
+    entries: 3,
+    maxBytes: 64 * 200,
+    sink: { hit: () => {}, miss: () => {}, bytes: (n) => void bytes.push(n) },
+  });
+  for (let i = 0; i < 10; i++) cache.set(served, `k${i}`, "x".repeat(100), null);
+  assert.equal(bytes.at(-1), 3 * 102, "three entries held");
+  assert.equal(cache.get(served, "k9", null), "x".repeat(100));
+  assert.equal(cache.get(served, "k0", null), undefined);
+  // Bodies over a 64th of the byte bound are not kept.
+  cache.set(served, "big", "y".repeat(300), null);
+  assert.equal(cache.get(served, "big", null), undefined);
+  // An answer showing the time is kept for its second only.
+  cache.set(served, "t", "z", 100);
+  assert.equal(cache.get(served, "t", 100), "z");
+  assert.equal(cache.get(served, "t", 101), undefined);
+  assert.equal(new AnswerCache({ entries: 0 }).enabled, false);
+});
