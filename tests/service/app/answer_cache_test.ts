@@ -6,7 +6,9 @@
 
 import assert from "node:assert/strict";
 import { AnswerCache } from "../../../src/service/app/answer_cache.ts";
+import type { App } from "../../../src/service/app/app.ts";
 import type { ServedSlot } from "../../../src/service/http/env.ts";
+import { RECORDED, type Recorded, replay } from "./_replay.ts";
 import { createLookup } from "../../../src/core/lookup/lookup.ts";
 import { createUserAgentParser } from "../../../src/core/ua/parse.ts";
 import { openDataSet } from "../../../src/data/sources/data_set.ts";
@@ -18,17 +20,6 @@ import {
   peer,
   writeFixtureDataDir,
 } from "../../_helpers.ts";
-
-interface Recorded {
-  request: { path: string; method: string; headers?: Record<string, string>; body?: string };
-  status: number;
-  headers: [string, string][];
-  body: string;
-}
-
-const RECORDED: Recorded[] = JSON.parse(
-  await Deno.readTextFile(new URL("../../fixtures/replay_answers.json", import.meta.url)),
-);
 
 /** An app over `slot` with a cache of `entries` answers, counting into `counts`. */
 async function cachedApp(slot: ServedSlot, entries = 1000) {
@@ -42,22 +33,17 @@ async function cachedApp(slot: ServedSlot, entries = 1000) {
     },
   });
   const app = await fixtureApp({ slot, answerCache: cache, config: { bulkMax: 10 } });
-  const send = async ({ request }: Recorded) => {
-    const response = await app.fetch(
-      new Request(`http://localhost${request.path}`, {
-        method: request.method,
-        headers: request.headers,
-        body: request.body,
-      }),
-      peer("81.2.69.142"),
-    );
-    return {
-      status: response.status,
-      headers: [...response.headers].sort(),
-      body: new TextDecoder().decode(await response.arrayBuffer()),
-    };
+  return { send: (recorded: Recorded) => answered(app, recorded), counts };
+}
+
+/** What `app` answers to a recorded request: status, headers (sorted) and body. */
+async function answered(app: App, recorded: Recorded) {
+  const response = await replay(app, recorded);
+  return {
+    status: response.status,
+    headers: [...response.headers].sort(),
+    body: new TextDecoder().decode(await response.arrayBuffer()),
   };
-  return { send, counts };
 }
 
 Deno.test("every answer from the cache equals the one made fresh: the replay's requests, twice, and after a reload", async () => {
@@ -67,22 +53,7 @@ Deno.test("every answer from the cache equals the one made fresh: the replay's r
   };
   const fresh = await fixtureApp({ slot, config: { bulkMax: 10 } });
   const { send, counts } = await cachedApp(slot);
-  const made = async (recorded: Recorded) => {
-    const { request } = recorded;
-    const response = await fresh.fetch(
-      new Request(`http://localhost${request.path}`, {
-        method: request.method,
-        headers: request.headers,
-        body: request.body,
-      }),
-      peer("81.2.69.142"),
-    );
-    return {
-      status: response.status,
-      headers: [...response.headers].sort(),
-      body: new TextDecoder().decode(await response.arrayBuffer()),
-    };
-  };
+  const made = (recorded: Recorded) => answered(fresh, recorded);
   for (let pass = 1; pass <= 2; pass++) {
     for (const recorded of RECORDED) {
       const label = `pass ${pass}: ${recorded.request.method} ${recorded.request.path}`;

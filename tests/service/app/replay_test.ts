@@ -15,34 +15,18 @@
  */
 
 import assert from "node:assert/strict";
-import { fixtureApp, fixtureDataSet, fixtureLookup, peer } from "../../_helpers.ts";
-
-interface Recorded {
-  request: { path: string; method: string; headers?: Record<string, string>; body?: string };
-  status: number;
-  headers: [string, string][];
-  body: string;
-}
-
-const RECORDED: Recorded[] = JSON.parse(
-  await Deno.readTextFile(new URL("../../fixtures/replay_answers.json", import.meta.url)),
-);
+import { fixtureApp, fixtureDataSet, fixtureLookup } from "../../_helpers.ts";
+import { RECORDED, replay } from "./_replay.ts";
 
 const services = { current: { data: await fixtureDataSet(), lookup: await fixtureLookup() } };
 const app = await fixtureApp({ slot: services, config: { bulkMax: 10 } });
 
 Deno.test("the pipeline answers every recorded request exactly as the server did before", async () => {
   assert.ok(RECORDED.length > 160);
-  for (const { request, status, headers, body } of RECORDED) {
+  for (const recorded of RECORDED) {
+    const { request, status, headers, body } = recorded;
     const label = `${request.method} ${request.path}`;
-    const response = await app.fetch(
-      new Request(`http://localhost${request.path}`, {
-        method: request.method,
-        headers: request.headers,
-        body: request.body,
-      }),
-      peer("81.2.69.142"),
-    );
+    const response = await replay(app, recorded);
     const text = new TextDecoder().decode(await response.arrayBuffer());
     assert.equal(response.status, status, label);
     // Added since the recordings, on every answer: which data set answered.
