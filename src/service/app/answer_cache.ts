@@ -41,7 +41,10 @@ export class AnswerCache {
   ) {
     this.#maxBytes = options.maxBytes ?? ANSWER_CACHE_MAX_BYTES;
     this.#sink = options.sink ?? null;
+    // Once full, an answer is kept only the second time it is made: addresses met once (a
+    // scan, a unique mix) pass through without pushing out the repeat visitors' answers.
     this.#entries = new LruCache(options.entries, {
+      admitRepeatsOnly: true,
       onEvict: (key, entry) => this.#account(-(key.length + entry.body.length)),
     });
   }

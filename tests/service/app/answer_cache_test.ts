@@ -113,13 +113,18 @@ Deno.test("the cache is bounded in entries and bytes, and 0 turns it off", () =>
   });
   for (let i = 0; i < 10; i++) cache.set(served, `k${i}`, "x".repeat(100), null);
   assert.equal(bytes.at(-1), 3 * 102, "three entries held");
+  // Once full, an answer made once is not kept; made again, it is (and the oldest goes).
+  assert.equal(cache.get(served, "k9", null), undefined);
+  cache.set(served, "k9", "x".repeat(100), null);
   assert.equal(cache.get(served, "k9", null), "x".repeat(100));
   assert.equal(cache.get(served, "k0", null), undefined);
+  assert.equal(bytes.at(-1), 3 * 102);
   // Bodies over a 64th of the byte bound are not kept.
   cache.set(served, "big", "y".repeat(300), null);
   assert.equal(cache.get(served, "big", null), undefined);
   // An answer showing the time is kept for its second only.
   cache.set(served, "t", "z", 100);
+  cache.set(served, "t", "z", 100); // the second time: kept
   assert.equal(cache.get(served, "t", 100), "z");
   assert.equal(cache.get(served, "t", 101), undefined);
   assert.equal(new AnswerCache({ entries: 0 }).enabled, false);
