@@ -58,6 +58,7 @@ import {
   THREADS,
   waitFor,
   WARMUP,
+  writePaths,
   wrk,
   type WrkResult,
 } from "./http_bench.ts";
@@ -564,8 +565,9 @@ async function main(): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "ipintel-http-profile-" });
   leftovers.add(dir);
   const scripts = { measure: `${dir}/load.lua`, check: `${dir}/check.lua` };
-  await Deno.writeTextFile(scripts.measure, luaScript(addresses, false));
-  await Deno.writeTextFile(scripts.check, luaScript(addresses, true));
+  const paths = await writePaths(`${dir}/load.paths`, addresses);
+  await Deno.writeTextFile(scripts.measure, luaScript(paths, false));
+  await Deno.writeTextFile(scripts.check, luaScript(paths, true));
   console.log(
     `wrk -t${THREADS} -c${CONNECTIONS}, ${SECONDS} s per run, ${addresses.length} addresses; ` +
       `warm-up ${WARMUP} s; perf record -e cpu-clock -g`,
