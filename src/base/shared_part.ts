@@ -30,10 +30,11 @@ const textsOfFrozen = new WeakMap<object, Record<string, unknown>>();
  * @example const EMPTY = sharedPart({ code: null, symbol: null });
  */
 export function sharedPart<T extends object>(value: T): T {
-  if (rememberedTexts(value) !== undefined) return value; // shared already
   if (Object.isExtensible(value)) {
+    // Never frozen, so never shared yet (a shared part is frozen).
     Object.defineProperty(value, TEXTS, { value: {} });
   } else {
+    if (rememberedTexts(value) !== undefined) return value; // shared already
     textsOfFrozen.set(value, {});
   }
   deepFreeze(value);

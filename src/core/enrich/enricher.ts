@@ -68,6 +68,11 @@ export interface EnrichOptions {
   at: Date | null;
 }
 
+/** Columns reading one group of the answer: their fields, each after a delimiter. */
+interface ColumnRun {
+  cells(result: LookupResult): string;
+}
+
 /** What a run did: every record read, those answered, the failed ones by reason. */
 export interface EnrichCounts {
   records: number;
@@ -84,6 +89,7 @@ export class Enricher {
   readonly #options: EnrichOptions;
   readonly #lookup: Lookup;
   readonly #columns: Column[];
+  readonly #runs: ColumnRun[];
   /** Top-level keys of the answer that come from the security lists (`security`, `isTor`...). */
   readonly #securityKeys: ReadonlySet<string>;
   readonly #delimiter: string;
@@ -106,6 +112,7 @@ export class Enricher {
     this.#delimiter = (options.input === "log" ? options.output : options.input) === "tsv"
       ? "\t"
       : ",";
+    this.#runs = this.#makeRuns();
     this.#fieldPath = (options.field ?? "ip").split(".");
     this.#timePath = options.time ? options.time.split(".") : null;
     if (options.input === "log") this.#header = options.output !== "ndjson";
@@ -232,12 +239,56 @@ export class Enricher {
     const d = this.#delimiter;
     const { result, message } = answered;
     let out = "";
-    for (const column of this.#columns) {
-      const known = result !== null && (answered.securityKnown || !column.security);
-      const value = known ? column.read(result as unknown as Record<string, Json>) : null;
-      out += d + quoteField(cellText(column.segments.at(-1)!, value ?? null), d);
+    if (result !== null && answered.securityKnown) {
+      for (const run of this.#runs) out += run.cells(result);
+    } else {
+      for (const column of this.#columns) {
+        const known = result !== null && !column.security;
+        out += this.#cell(column, known ? result : null);
+      }
     }
     return out + d + (message === null ? "" : quoteField(message, d));
+  }
+
+  /** One added field, with its delimiter: the column's value in `result` (null: empty). */
+  #cell(column: Column, result: LookupResult | null): string {
+    const value = result === null ? null : column.read(result as unknown as Record<string, Json>);
+    return this.#delimiter +
+      quoteField(cellText(column.segments.at(-1)!, value ?? null), this.#delimiter);
+  }
+
+  /**
+   * The columns in runs that read one group of the answer (`geoLocation`, `security`):
+   * a group that is a shared part (frozen, one object for every address of a place or
+   * network) has its run's fields written once and then remembered by the object.
+   */
+  #makeRuns(): ColumnRun[] {
+    const runs: { group: string; columns: Column[] }[] = [];
+    for (const column of this.#columns) {
+      const group = column.source[0]!;
+      const last = runs.at(-1);
+      if (last && last.group === group) last.columns.push(column);
+      else runs.push({ group, columns: [column] });
+    }
+    return runs.map(({ group, columns }) => {
+      const written = new WeakMap<object, string>();
+      const write = (result: LookupResult) => {
+        let out = "";
+        for (const column of columns) out += this.#cell(column, result);
+        return out;
+      };
+      return {
+        cells: (result: LookupResult) => {
+          const part = (result as unknown as Record<string, Json>)[group];
+          if (part === null || typeof part !== "object" || !Object.isFrozen(part)) {
+            return write(result);
+          }
+          let text = written.get(part);
+          if (text === undefined) written.set(part, text = write(result));
+          return text;
+        },
+      };
+    });
   }
 
   #headerCells(): string {

@@ -24,6 +24,8 @@ export interface FieldSelection {
   readonly risk: boolean;
   /** Likewise for the opt-in `network` group (the matched network of each source). */
   readonly network: boolean;
+  /** Whether it names `timezone` or a field of it: the lookup skips the zone's facts otherwise. */
+  readonly timezone: boolean;
 }
 
 /** Most unknown names quoted back in an error message. */
@@ -138,6 +140,7 @@ function compile(
     steps: [always, ...entries.map((e) => e.step)],
     risk: named.some((f) => f.segments[0] === "risk"),
     network: named.some((f) => f.segments[0] === "network"),
+    timezone: named.some((f) => f.segments[0] === "timezone"),
   };
 }
 

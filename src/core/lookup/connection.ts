@@ -5,6 +5,10 @@ import type { DataSet } from "../../data/sources/data_set.ts";
 import type { AsnRecord, IspRecord } from "../../data/mmdb/records.ts";
 import type { Connection } from "../../base/types.ts";
 import { sharedPart } from "../../base/shared_part.ts";
+import { SlotTable } from "../../base/cache/slot_table.ts";
+
+/** The front table holds 2^16 connections (by ASN record offset). */
+const FRONT_BITS = 16;
 
 export const NO_CONNECTION: Connection = sharedPart({
   asn_number: null,
@@ -18,10 +22,13 @@ export const NO_CONNECTION: Connection = sharedPart({
 /**
  * Returns the connection of an address; `NO_CONNECTION` when no network
  * database knows it. With only an ASN database, answers are cached per ASN
- * record and `isp`/`org` fall back to the AS organisation.
+ * record, and by the record's offset in a table in front of the record cache
+ * (filled only while `filling()` says so), and `isp`/`org` fall back to the
+ * AS organisation.
  */
 export function createConnectionOf(
   data: Pick<DataSet, "asn" | "isp" | "domain" | "connectionType">,
+  filling: () => boolean = () => true,
 ): (ip: ParsedIp) => Connection {
   const byAsn = new WeakMap<AsnRecord, Connection>();
   const fromAsn = (record: AsnRecord): Connection => {
@@ -42,9 +49,17 @@ export function createConnectionOf(
   };
   const { asn, isp, domain, connectionType } = data;
   if (!isp && !domain && !connectionType) {
+    if (!asn) return () => NO_CONNECTION;
+    const front = new SlotTable<Connection>(FRONT_BITS);
     return (ip) => {
-      const record = asn?.getBytes(ip.bytes) ?? null;
-      return record ? fromAsn(record) : NO_CONNECTION;
+      const offset = asn.recordOffset(ip.bytes);
+      if (offset === -1) return NO_CONNECTION;
+      let connection = front.get(offset);
+      if (connection === undefined) {
+        connection = fromAsn(asn.recordAt(offset));
+        if (filling()) front.set(offset, connection);
+      }
+      return connection;
     };
   }
   return (ip) => {

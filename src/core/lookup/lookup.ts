@@ -16,6 +16,8 @@ import { formatNetwork } from "../../base/ip/cidr.ts";
 import { type RiskSignals, type RiskSource, securityOf } from "../../data/risk/security.ts";
 import type { DataSet } from "../../data/sources/data_set.ts";
 import type { CityRecord } from "../../data/mmdb/records.ts";
+import type { MmdbDatabase } from "../../data/mmdb/reader.ts";
+import { SlotTable } from "../../base/cache/slot_table.ts";
 import type {
   BulkItem,
   Currency,
@@ -24,6 +26,7 @@ import type {
   GeoLocation,
   LookupResult,
   Security,
+  TimeZoneInfo,
   UserAgent,
 } from "../../base/types.ts";
 import { createConnectionOf, NO_CONNECTION } from "./connection.ts";
@@ -52,8 +55,16 @@ export interface LookupOptions {
    * `zh` → `zh-CN`, `pt` → `pt-BR`); names it lacks fall back to English.
    */
   lang?: string | null;
-  /** The `get` selection: the opt-in `risk` and `network` are computed only when it names them. */
-  selection?: { readonly risk: boolean; readonly network?: boolean } | null;
+  /**
+   * The `get` selection: the opt-in `risk` and `network` are computed only when it names
+   * them, and `timezone` (the clock read, the zone's facts) is left empty when it does not
+   * name it (`timezone: false`).
+   */
+  selection?: {
+    readonly risk: boolean;
+    readonly network?: boolean;
+    readonly timezone?: boolean;
+  } | null;
   /** Answer `security` and `risk` from the lists as they stood at this time (src/data/history). */
   at?: Date | null;
 }
@@ -103,6 +114,13 @@ export interface LookupDetail {
   readonly signals: RiskSignals;
 }
 
+/** A country's facts and its shared flag and currency parts, in one language. */
+interface Country {
+  facts: CountryEnrichment;
+  flag: Flag;
+  currency: Currency;
+}
+
 /** Where lookupParsed leaves the records it read, when a caller wants them. */
 interface Seen {
   city: CityRecord | null;
@@ -127,7 +145,9 @@ const EMPTY_CURRENCY: Currency = sharedPart({
 export function createLookup(deps: LookupDeps): Lookup {
   const { data, now, parseUserAgent } = deps;
   const risk = deps.risk ?? data.risk;
-  const connectionOf = createConnectionOf(data);
+  /** Streamed bulk scans running (withoutCacheFills): the front tables are read, not filled. */
+  let scanning = 0;
+  const connectionOf = createConnectionOf(data, () => scanning === 0);
   const { countries: countryFacts, timeZones: timeZoneInfo } = deps.enrichment ??
     createEnrichment();
   const languages = data.city?.metadata.languages.length ? data.city.metadata.languages : ["en"];
@@ -143,21 +163,26 @@ export function createLookup(deps: LookupDeps): Lookup {
   const asOf = createAsOf(data, now);
   const matchedNetworks = createMatchedNetworks(data, risk);
 
-  // A country's flag and currency, one shared part each per country and language, so
-  // their text is written once for all the places of the country (not once per record).
-  const countryParts = new Map<string, { flag: Flag; currency: Currency }>();
-  const partsOf = (code: string | null, lang: string, facts: CountryEnrichment) => {
-    if (code === null) {
-      return { flag: sharedPart(facts.flag), currency: sharedPart(facts.currency) };
-    }
+  // A country's facts, and its flag and currency as one shared part each per country and
+  // language, so their text is written once for all the places of the country (not once
+  // per record), and a place made for a record asks the country's facts no more.
+  const countries = new Map<string, Country>();
+  const noCountry: Country = {
+    facts: countryFacts(null),
+    flag: EMPTY_FLAG,
+    currency: EMPTY_CURRENCY,
+  };
+  const countryOf = (code: string | null, lang: string): Country => {
+    if (code === null) return noCountry;
     const key = `${code} ${lang}`;
-    let parts = countryParts.get(key);
-    if (!parts) {
-      parts = { flag: sharedPart(facts.flag), currency: sharedPart(facts.currency) };
+    let country = countries.get(key);
+    if (!country) {
+      const facts = countryFacts(code, lang);
+      country = { facts, flag: sharedPart(facts.flag), currency: sharedPart(facts.currency) };
       // Bounded by the codes the enricher accepts ([A-Z]{2}) times the languages served.
-      if (countryParts.size < COUNTRY_PARTS_LIMIT) countryParts.set(key, parts);
+      if (countries.size < COUNTRY_PARTS_LIMIT) countries.set(key, country);
     }
-    return parts;
+    return country;
   };
 
   const placeOf = (record: CityRecord, lang: string): PlaceFacts => {
@@ -170,9 +195,7 @@ export function createLookup(deps: LookupDeps): Lookup {
     const byRecord = lastPlaces;
     let place = byRecord.get(record);
     if (!place) {
-      const code = effectiveCountry(record)?.iso_code ?? null;
-      const facts = countryFacts(code, lang);
-      const { flag, currency } = partsOf(code, lang, facts);
+      const { facts, flag, currency } = countryOf(effectiveCountry(record)?.iso_code ?? null, lang);
       place = Object.freeze({
         geoLocation: sharedPart(toGeoLocation(record, lang, facts)),
         // A record without a zone (1.1.1.1: registered country only) takes the country's sole zone.
@@ -194,18 +217,39 @@ export function createLookup(deps: LookupDeps): Lookup {
   let lastSignals: RiskSignals | null = null;
   let lastSecurity: Security | null = null;
 
+  // Places by the City record's data offset and language, in front of the record cache and
+  // the WeakMaps above: a hit skips both. Not filled while a streamed bulk answer scans
+  // (withoutCacheFills): its addresses are mostly met once.
+  const frontPlaces = new SlotTable<PlaceFacts>(FRONT_BITS);
+  const placeAt = (city: MmdbDatabase<CityRecord>, offset: number, lang: string) => {
+    let place = frontPlaces.get(offset, lang);
+    if (place === undefined) {
+      place = placeOf(city.recordAt(offset), lang);
+      if (scanning === 0) frontPlaces.set(offset, place, lang);
+    }
+    return place;
+  };
+
   /** The result, or null when no source knows the address. */
   const lookupOrMiss = (ip: ParsedIp, options: LookupOptions, seen?: Seen): LookupResult | null => {
     const lang = resolveLang(options.lang);
-    let cityRecord = data.city?.getBytes(ip.bytes) ?? null;
+    const city = data.city;
     // The operator's geofeed, most specific entry first, wins over the City database.
     const own = data.location?.matches(ip, null)[0];
-    if (own) cityRecord = overridden!(own, cityRecord);
+    let cityRecord: CityRecord | null = null;
+    let place: PlaceFacts | null = null;
+    if (own || seen) {
+      cityRecord = city?.getBytes(ip.bytes) ?? null;
+      if (own) cityRecord = overridden!(own, cityRecord);
+      if (cityRecord) place = placeOf(cityRecord, lang);
+    } else if (city) {
+      const offset = city.recordOffset(ip.bytes);
+      if (offset !== -1) place = placeAt(city, offset, lang);
+    }
     const connection = connectionOf(ip);
     // Security feeds alone do not make an address found (FireHOL lists every bogon);
     // the operator's geofeed does.
-    if (!cityRecord && connection === NO_CONNECTION) return null;
-    const place = cityRecord ? placeOf(cityRecord, lang) : null;
+    if (!place && connection === NO_CONNECTION) return null;
     const past = options.at ? asOf(options.at) : null;
     const signals = (past?.risk ?? risk).signals(ip, connection.asn_number);
     // Without feeds every address has the same signals object: its verdict is kept.
@@ -220,7 +264,9 @@ export function createLookup(deps: LookupDeps): Lookup {
     const result: LookupResult = {
       ip: ip.address,
       geoLocation: place?.geoLocation ?? NO_GEOLOCATION,
-      timezone: timeZoneInfo(place?.timeZone ?? null, now()),
+      timezone: options.selection?.timezone === false
+        ? NO_TIMEZONE
+        : timeZoneInfo(place?.timeZone ?? null, now()),
       flag: place?.flag ?? EMPTY_FLAG,
       currency: place?.currency ?? EMPTY_CURRENCY,
       connection,
@@ -257,7 +303,17 @@ export function createLookup(deps: LookupDeps): Lookup {
     const result = lookupParsed(ip, options, seen);
     return { result, city: seen.city, network: networkOf(ip), signals: seen.signals };
   };
-  if (data.withoutCacheFills) lookup.withoutCacheFills = data.withoutCacheFills;
+  const withoutCacheFills = data.withoutCacheFills;
+  if (withoutCacheFills) {
+    lookup.withoutCacheFills = (scan) => {
+      scanning++;
+      try {
+        return withoutCacheFills(scan);
+      } finally {
+        scanning--;
+      }
+    };
+  }
   return lookup;
 }
 
@@ -339,10 +395,23 @@ export function createLanguageResolver(
   };
 }
 
+/** The front tables (places, connections by record offset) hold 2^16 answers each. */
+const FRONT_BITS = 16;
+
 /** Bound of the shared flag and currency parts kept per country and language. */
 const COUNTRY_PARTS_LIMIT = 4096;
 
 /** Bound of the remembered `lang` resolutions (cleared when full). */
 const RESOLVED_LIMIT = 256;
+
+/** The `timezone` of an answer whose selection leaves it out (never shown). */
+const NO_TIMEZONE: TimeZoneInfo = sharedPart({
+  time_zone: null,
+  abbr: null,
+  offset: null,
+  is_dst: null,
+  utc: null,
+  current_time: null,
+});
 
 const NO_GEOLOCATION: GeoLocation = sharedPart(toGeoLocation(null, "en", null));

@@ -8,6 +8,7 @@
 import { Buffer } from "node:buffer";
 import { Reader } from "mmdb-lib";
 import { LruCache } from "../../base/cache/lru.ts";
+import { SlotTable } from "../../base/cache/slot_table.ts";
 import { DEFAULT_RECORD_CACHE_SIZE } from "../../base/config.ts";
 import { createDataDecoder } from "./decoder.ts";
 import { createPrefixLength, createTreeWalk } from "./tree.ts";
@@ -49,6 +50,13 @@ export interface MmdbDatabase<T> {
    */
   getBytes(address: Uint8Array): T | null;
   /**
+   * `getBytes` in two steps: where the record for the address sits (its data-section
+   * offset, -1 when the tree has no data for the address), then the record at an offset
+   * so found. Callers that keep what they derive from a record key it by this offset.
+   */
+  recordOffset(address: Uint8Array): number;
+  recordAt(offset: number): T;
+  /**
    * The prefix length of the network `getBytes` finds the address in (in the
    * address's own bits; 6to4 and Teredo count their IPv4 part after 16 / 32 bits).
    */
@@ -70,7 +78,7 @@ export interface MmdbDatabase<T> {
    * set of the server's other requests nor leaves a million records as
    * old-generation garbage (the server's memory rose over such a stream when it
    * filled them). Records decoded meanwhile go to a small table of their own
-   * (RECENT_MASK); the values records share have their own cache, which is
+   * (RECENT_BITS); the values records share have their own cache, which is
    * still filled. Calls nest; other databases are not affected.
    */
   withoutCacheFills<T>(scan: () => T): T;
@@ -135,31 +143,36 @@ export function openMmdb<T>(
   // Scans running with the caches read but not filled (withoutCacheFills): while above 0,
   // decoded records go to the table of the records decoded lately, one per slot (offset + 1).
   let notFilling = 0;
-  const recentOffsets = new Int32Array(RECENT_MASK + 1);
-  const recentRecords: unknown[] = new Array(RECENT_MASK + 1).fill(null);
+  const recent = new SlotTable<T>(RECENT_BITS);
+  const recordOffset = (address: Uint8Array): number => {
+    const pointer = walk(address);
+    return pointer === 0 ? -1 : pointer - dataOffset;
+  };
+  const recordAt = (offset: number): T => {
+    let record = cache.get(offset) as T | undefined;
+    if (record === undefined) {
+      if (notFilling > 0) {
+        record = recent.get(offset);
+        if (record !== undefined) return record;
+        record = decodeRecord(offset);
+        recent.set(offset, record);
+        return record;
+      }
+      record = decodeRecord(offset);
+      cache.set(offset, record);
+    }
+    return record;
+  };
   return {
     metadata,
     bytes,
     get: (ip) => reader.get(ip) as T | null,
     getBytes: (address) => {
-      const pointer = walk(address);
-      if (pointer === 0) return null;
-      const offset = pointer - dataOffset;
-      let record = cache.get(offset) as T | undefined;
-      if (record === undefined) {
-        if (notFilling > 0) {
-          const slot = offset & RECENT_MASK;
-          if (recentOffsets[slot] === offset + 1) return recentRecords[slot] as T;
-          record = decodeRecord(offset);
-          recentOffsets[slot] = offset + 1;
-          recentRecords[slot] = record;
-          return record;
-        }
-        record = decodeRecord(offset);
-        cache.set(offset, record);
-      }
-      return record;
+      const offset = recordOffset(address);
+      return offset === -1 ? null : recordAt(offset);
     },
+    recordOffset,
+    recordAt,
     prefixLength: createPrefixLength(bytes, metadata),
     getWithPrefixLength: (ip) => reader.getWithPrefixLength(ip) as [T | null, number],
     cacheCounts: () => ({ hits: cache.hits + shared.hits, misses: cache.misses + shared.misses }),
@@ -175,14 +188,14 @@ export function openMmdb<T>(
 }
 
 /**
- * Slots of the table of records decoded lately while the caches are not filled
+ * The table of records decoded lately while the caches are not filled, 2^12 slots
  * (one record per slot, by data offset): a stream's hot records (a country's
  * block, a large network) are decoded once per while, and a record leaves its
  * slot within about 4,096 lookups, young enough for V8 to collect it cheaply (a
  * much larger table keeps records long enough to reach the old generation, and
  * the server's memory rises again).
  */
-const RECENT_MASK = 4095;
+const RECENT_BITS = 12;
 
 /** Entries of the cache mmdb-lib's own reader keeps (records and the values they share). */
 const MMDB_LIB_CACHE_SIZE = 1024;

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { BadRequestError, InvalidIpError, NotFoundError } from "../../../src/base/errors.ts";
 import { createLookup } from "../../../src/core/lookup/lookup.ts";
 import { createUserAgentParser } from "../../../src/core/ua/parse.ts";
+import { applySelection, parseFieldSelection } from "../../../src/core/format/select.ts";
 import { fixtureDataSet, fixtureLookup } from "../../_helpers.ts";
 
 const lookup = await fixtureLookup();
@@ -91,6 +92,36 @@ Deno.test("lookup() returns names in another language and falls back to English"
   assert.equal(de.region, "England"); // no German name in the record
   assert.equal(lookup("81.2.69.142", { lang: "JA" }).geoLocation.city, "ロンドン");
   assert.throws(() => lookup("81.2.69.142", { lang: "xx" }), /Unsupported lang "xx".*en, de, ja/);
+});
+
+Deno.test("lookup() answers each language in turn from its cached places, never another's", async () => {
+  const fresh = await fixtureLookup();
+  for (let round = 0; round < 3; round++) {
+    assert.equal(
+      fresh("81.2.69.142", { lang: "de" }).geoLocation.country,
+      "Vereinigtes Königreich",
+    );
+    assert.equal(fresh("81.2.69.142").geoLocation.country, "United Kingdom");
+    assert.equal(fresh("81.2.69.142", { lang: "ja" }).geoLocation.city, "ロンドン");
+    assert.equal(fresh("81.2.69.142", { lang: "en" }).geoLocation.city, "London");
+  }
+});
+
+Deno.test("lookup() with a selection that leaves out timezone answers every selected field alike", () => {
+  for (const get of ["country,asn_org,security", "geoLocation,connection", "city,isTor", "flag"]) {
+    const selection = parseFieldSelection(get)!;
+    assert.equal(selection.timezone, false, get);
+    for (const ip of ["81.2.69.142", "2a02:ec0:1::9", "1.1.1.1"]) {
+      assert.deepEqual(
+        applySelection(lookup(ip, { selection }), selection),
+        applySelection(lookup(ip), selection),
+        `${get} ${ip}`,
+      );
+    }
+  }
+  const zone = parseFieldSelection("country,current_time")!;
+  assert.equal(zone.timezone, true);
+  assert.equal(lookup("81.2.69.142", { selection: zone }).timezone.time_zone, "Europe/London");
 });
 
 const LANG_FALLBACKS: Array<{ lang: string; country: string }> = [
