@@ -26,6 +26,8 @@ export interface FieldSelection {
   readonly network: boolean;
   /** Whether it names `timezone` or a field of it: the lookup skips the zone's facts otherwise. */
   readonly timezone: boolean;
+  /** Whether it names `userAgent` or a field of it (`browser` included). */
+  readonly userAgent: boolean;
 }
 
 /** Most unknown names quoted back in an error message. */
@@ -141,6 +143,7 @@ function compile(
     risk: named.some((f) => f.segments[0] === "risk"),
     network: named.some((f) => f.segments[0] === "network"),
     timezone: named.some((f) => f.segments[0] === "timezone"),
+    userAgent: named.some((f) => f.segments[0] === "userAgent"),
   };
 }
 

@@ -111,13 +111,15 @@ function answerKey(address: string, p: LookupRequest): string {
   }\n${selection}\n${userAgent}\n${address}`;
 }
 
-/** Whether the answer shows the time zone (its `current_time` changes every second). */
-const showsTime = (selection: FieldSelection | null) =>
-  selection === null || selection.names.some((name) => name.startsWith("timezone"));
+/**
+ * Whether the answer shows the time zone (its `current_time` changes every second), by a
+ * path or a bare name (`current_time`).
+ */
+const showsTime = (selection: FieldSelection | null) => selection === null || selection.timezone;
 
-/** Whether the answer shows the parsed user agent. */
+/** Whether the answer shows the parsed user agent, by a path or a bare name (`browser`). */
 const showsUserAgent = (selection: FieldSelection | null) =>
-  selection === null || selection.names.some((name) => name.startsWith("userAgent"));
+  selection === null || selection.userAgent;
 
 const siteResponse = (c: AppContext, answer: SiteAnswer) =>
   answer.body === null

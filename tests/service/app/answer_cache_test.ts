@@ -103,6 +103,36 @@ Deno.test("the cache keys what an answer depends on: format, get, lang, at, the 
   assert.equal(counts.hits, 0, "each app has its own cache");
 });
 
+Deno.test("the cache keys the user agent and the second for bare names too (browser, current_time)", async () => {
+  let now = FIXED_NOW.getTime();
+  const data = await fixtureDataSet();
+  const lookup = createLookup({
+    data,
+    now: () => new Date(now),
+    parseUserAgent: createUserAgentParser(),
+  });
+  const app = await fixtureApp({
+    slot: { current: { data, lookup } },
+    answerCache: new AnswerCache({ entries: 1000 }),
+  });
+  const get = async (path: string, userAgent = "curl/8") =>
+    await (await app.fetch(
+      new Request(`http://localhost${path}`, { headers: { "user-agent": userAgent } }),
+      peer("81.2.69.142"),
+    )).json();
+  const firefox = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
+  assert.equal((await get("/ip/81.2.69.142?get=browser", firefox)).data.browser.name, "Firefox");
+  const chrome =
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36";
+  assert.equal((await get("/ip/81.2.69.142?get=browser", chrome)).data.browser.name, "Chrome");
+  // The cache's second is the wall clock's: a fresh answer a second later shows the new time.
+  const first = (await get("/ip/81.2.69.142?get=current_time")).data.current_time;
+  now += 1000;
+  await new Promise((resolve) => setTimeout(resolve, 1001));
+  const later = (await get("/ip/81.2.69.142?get=current_time")).data.current_time;
+  assert.notEqual(later, first);
+});
+
 Deno.test("the cache is bounded in entries and bytes, and 0 turns it off", () => {
   const served = { data: {}, lookup: {} } as never;
   const bytes: number[] = [];
