@@ -33,12 +33,14 @@ export async function runCli(
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const child = spawnCli(args, env, input === undefined ? "null" : "piped");
   const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
-  if (input !== undefined) {
+  // Written while the output is read: a long input and a long output would otherwise each
+  // wait for the other (the child blocked writing a full pipe, this one writing its input).
+  const writing = input === undefined ? Promise.resolve() : (async () => {
     const writer = child.stdin.getWriter();
     await writer.write(new TextEncoder().encode(input));
     await writer.close();
-  }
-  const out = await child.output();
+  })();
+  const [out] = await Promise.all([child.output(), writing]);
   clearTimeout(timer);
   const decoder = new TextDecoder();
   return {

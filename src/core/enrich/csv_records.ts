@@ -9,18 +9,55 @@
 /**
  * Splits text into whole records, carrying an unfinished one (a quote still
  * open, or no line break yet) to the next chunk. Each record keeps its line
- * break (`\n` or `\r\n`), so it is written back as it came.
+ * break (`\n` or `\r\n`), so it is written back as it came. Without `quoted`
+ * (NDJSON, logs), every line break ends a record: an Apache log's `\"` or a
+ * malformed JSON line's stray quote cannot join lines.
  */
 export class RecordSplitter {
+  readonly #quoted: boolean;
   #rest = "";
   #inQuotes = false;
   /** Where scanning for quotes resumes in #rest (what is before it was scanned). */
   #scanned = 0;
 
+  constructor(options: { quoted?: boolean } = {}) {
+    this.#quoted = options.quoted ?? true;
+  }
+
   /** The records completed by `chunk`, in order. */
   push(chunk: string): string[] {
-    const text = this.#rest + chunk;
     const records: string[] = [];
+    this.#take(chunk, records);
+    return records;
+  }
+
+  /**
+   * The text of the records completed by `chunk`, whole, as one string (`""`: none):
+   * what `push` gives, joined, without cutting it into records.
+   */
+  cut(chunk: string): string {
+    return this.#take(chunk, null);
+  }
+
+  /** The last record, if the input did not end with a line break (or ended inside quotes). */
+  end(): string | null {
+    const rest = this.#rest;
+    this.#rest = "";
+    this.#scanned = 0;
+    this.#inQuotes = false;
+    return rest === "" ? null : rest;
+  }
+
+  /** Adds `chunk`; returns the text of the records it completes, each also put in `records`. */
+  #take(chunk: string, records: string[] | null): string {
+    const text = this.#rest + chunk;
+    const start = this.#quoted ? this.#scanQuoted(text, records) : scanLines(text, records);
+    this.#rest = text.slice(start);
+    return text.slice(0, start);
+  }
+
+  /** Where the last whole record of `text` ends, a quote-aware scan (records put in `records`). */
+  #scanQuoted(text: string, records: string[] | null): number {
     let start = 0;
     let i = this.#scanned;
     let inQuotes = this.#inQuotes;
@@ -33,7 +70,7 @@ export class RecordSplitter {
       if (quote === -1 || quote > newline) {
         // No quote before the line break: it ends the record unless a quote is open.
         if (!inQuotes) {
-          records.push(text.slice(start, newline + 1));
+          records?.push(text.slice(start, newline + 1));
           start = newline + 1;
         }
         i = newline + 1;
@@ -47,20 +84,21 @@ export class RecordSplitter {
     if (quoteTail !== -1) {
       for (let q = quoteTail; q !== -1; q = text.indexOf('"', q + 1)) inQuotes = !inQuotes;
     }
-    this.#rest = text.slice(start);
     this.#scanned = text.length - start;
     this.#inQuotes = inQuotes;
-    return records;
+    return start;
   }
+}
 
-  /** The last record, if the input did not end with a line break (or ended inside quotes). */
-  end(): string | null {
-    const rest = this.#rest;
-    this.#rest = "";
-    this.#scanned = 0;
-    this.#inQuotes = false;
-    return rest === "" ? null : rest;
+/** Where the last whole line of `text` ends (lines put in `records`). */
+function scanLines(text: string, records: string[] | null): number {
+  if (records === null) return text.lastIndexOf("\n") + 1;
+  let start = 0;
+  for (let newline = text.indexOf("\n"); newline !== -1; newline = text.indexOf("\n", start)) {
+    records.push(text.slice(start, newline + 1));
+    start = newline + 1;
   }
+  return start;
 }
 
 /** A record without its line break, and the line break (`"\n"`, `"\r\n"` or `""` at the end). */

@@ -68,6 +68,12 @@ export interface EnrichOptions {
   at: Date | null;
 }
 
+/** Where a run stands past its header: the CSV/TSV address and time columns (-1: none). */
+export interface EnrichPosition {
+  addressIndex: number;
+  timeIndex: number;
+}
+
 /** Columns reading one group of the answer: their fields, each after a delimiter. */
 interface ColumnRun {
   cells(result: LookupResult): string;
@@ -93,7 +99,7 @@ export class Enricher {
   /** Top-level keys of the answer that come from the security lists (`security`, `isTor`...). */
   readonly #securityKeys: ReadonlySet<string>;
   readonly #delimiter: string;
-  readonly #splitter = new RecordSplitter();
+  readonly #splitter: RecordSplitter;
   readonly #readTime = createTimeReader();
   readonly #fieldPath: string[];
   readonly #timePath: string[] | null;
@@ -102,9 +108,16 @@ export class Enricher {
   #timeIndex = -1;
   #header = true;
 
-  constructor(lookup: Lookup, options: EnrichOptions) {
+  /**
+   * @param resume where another engine of the same run stands (its `position()`, past the
+   *   header): this one then answers records of the same input from there on.
+   */
+  constructor(lookup: Lookup, options: EnrichOptions, resume?: EnrichPosition) {
     this.#lookup = lookup;
     this.#options = options;
+    this.#splitter = new RecordSplitter({
+      quoted: options.input === "csv" || options.input === "tsv",
+    });
     this.#columns = columnsOf(options.selection);
     this.#securityKeys = new Set(
       this.#columns.filter((c) => c.security).map((c) => c.segments[0]!),
@@ -115,7 +128,29 @@ export class Enricher {
     this.#runs = this.#makeRuns();
     this.#fieldPath = (options.field ?? "ip").split(".");
     this.#timePath = options.time ? options.time.split(".") : null;
+    // A header is read (CSV, TSV) or written (a log as CSV or TSV) first; NDJSON has none.
     if (options.input === "log") this.#header = options.output !== "ndjson";
+    if (options.input === "ndjson") this.#header = false;
+    if (resume) {
+      this.#header = false;
+      this.#addressIndex = resume.addressIndex;
+      this.#timeIndex = resume.timeIndex;
+    }
+  }
+
+  /** Where the run stands once the header is read (null before): what `resume` takes. */
+  position(): EnrichPosition | null {
+    if (this.#header) return null;
+    return { addressIndex: this.#addressIndex, timeIndex: this.#timeIndex };
+  }
+
+  /**
+   * The records `chunk` completes, as text, not answered: what another engine
+   * resumed from `position()` answers (with `push`, then `end`). Past the header only.
+   */
+  cut(chunk: string): string {
+    if (this.#header) throw new Error("Enricher.cut before the header is read");
+    return this.#splitter.cut(chunk);
   }
 
   /** The output for the records `chunk` completes. */

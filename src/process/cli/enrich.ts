@@ -12,11 +12,13 @@ import {
   Enricher,
   type EnrichInput,
   EnrichInputError,
+  type EnrichOptions,
   type EnrichOutput,
 } from "../../core/enrich/enricher.ts";
 import { detectInput } from "../../core/enrich/detect.ts";
 import { parseAt } from "../../data/history/at.ts";
-import { openServed } from "../server/served.ts";
+import { openServed, openSharedData, servedFor } from "../server/served.ts";
+import { addCounts, EnrichPool } from "./enrich_pool.ts";
 import { defineCommand } from "./command.ts";
 import { lazyParts, streamConfig } from "./lookup.ts";
 
@@ -94,9 +96,28 @@ export const enrichCommand = defineCommand({
     "counted; the run goes on. A summary goes to standard error at the end, and a progress " +
     "line while it runs when standard error is a terminal. Exit status 0, or 1 when the input " +
     "itself cannot be read.",
-  settings: ["dataDir", "sourcesFile", "cacheSize", "cityDb", "asnDb", "ispDb", "anonymousIpDb"],
+  settings: [
+    "dataDir",
+    "sourcesFile",
+    "cacheSize",
+    "workers",
+    "cityDb",
+    "asnDb",
+    "ispDb",
+    "anonymousIpDb",
+  ],
   run: ({ config, flags, positionals }) => runEnrich(config, flags, positionals[0] ?? "-"),
 });
+
+/**
+ * Input chunks (of up to 64 KB) answered here before the workers start: a worker takes
+ * about as long to open the data as this isolate takes to answer a few MB, so a short input
+ * is answered alone and pays nothing for them.
+ */
+const POOL_AFTER_CHUNKS = 16;
+
+/** Batches each worker may hold (being answered, or answered and waiting to be written). */
+const BATCHES_PER_WORKER = 3;
 
 const INPUTS: readonly EnrichInput[] = ["csv", "tsv", "ndjson", "log"];
 const OUTPUTS: readonly EnrichOutput[] = ["ndjson", "csv", "tsv"];
@@ -129,7 +150,12 @@ async function runEnrich(
       return 1;
     }
   }
-  const { lookup } = await openServed(streamConfig(config), lazyParts());
+  // With workers, the data set is verified once, in memory the workers share.
+  const streaming = streamConfig(config);
+  const shared = config.workers > 1 ? await openSharedData(streaming) : null;
+  const { lookup } = shared
+    ? servedFor(shared.data, lazyParts())
+    : await openServed(streaming, lazyParts());
   const reader = (file?.readable ?? Deno.stdin.readable).pipeThrough(new TextDecoderStream())
     .getReader();
   const out = Deno.stdout.writable.getWriter();
@@ -139,13 +165,29 @@ async function runEnrich(
     : null;
   const started = performance.now();
   let shownAt = started;
+  let options: EnrichOptions | null = null;
   let enricher: Enricher | null = null;
+  let pool: EnrichPool | null = null;
+  const counts = () => addCounts(enricher?.counts ?? addCounts(), ...(pool ? [pool.counts()] : []));
+  // Answers in input order: this isolate's own are made at once, the workers' come later.
+  const answers: Promise<string>[] = [];
   let writing: Promise<void> = Promise.resolve();
+  // A write is awaited before the next one starts, and answers wait (at most a few batches
+  // per worker) while one is written: a slow reader slows the run instead of filling memory.
+  const writeNext = async () => {
+    const text = await answers.shift()!;
+    await writing;
+    if (text !== "") {
+      writing = out.write(encoder.encode(text));
+      writing.catch(() => {}); // its error is thrown where it is awaited
+    }
+  };
+  let chunks = 0;
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      enricher ??= new Enricher(lookup, {
+      options ??= {
         input: chosen ?? detectInput(path, value, flags.column ?? "ip"),
         output,
         column: flags.column,
@@ -157,23 +199,34 @@ async function runEnrich(
         selection,
         lang: flags.lang ?? null,
         at,
-      });
-      const text = enricher.push(value);
-      // One chunk is written while the next is read and answered; a write is awaited before
-      // the next one starts, so a slow reader slows the run and at most two chunks are held.
-      await writing;
-      if (text !== "") {
-        writing = out.write(encoder.encode(text));
-        writing.catch(() => {}); // its error is thrown where it is awaited
+      };
+      enricher ??= new Enricher(lookup, options);
+      // A long input is answered by the workers from its POOL_AFTER_CHUNKS-th chunk on (past
+      // its header); a short one by this isolate alone.
+      const position = enricher.position();
+      if (shared && pool === null && ++chunks >= POOL_AFTER_CHUNKS && position) {
+        pool = new EnrichPool(config.workers, {
+          config: streaming,
+          handoff: shared.handoff,
+          options,
+          position,
+        });
       }
+      if (pool) {
+        const text = enricher.cut(value);
+        answers.push(text === "" ? Promise.resolve("") : pool.submit(text));
+      } else {
+        answers.push(Promise.resolve(enricher.push(value)));
+      }
+      while (answers.length > (pool ? BATCHES_PER_WORKER * config.workers : 0)) await writeNext();
       const now = performance.now();
       if (progress && now - shownAt >= 250) {
         shownAt = now;
-        progress(
-          `\r${enricher.counts.records} records, ${rate(enricher.counts.records, now - started)}/s`,
-        );
+        const records = counts().records;
+        progress(`\r${records} records, ${rate(records, now - started)}/s`);
       }
     }
+    while (answers.length > 0) await writeNext();
     await writing;
     if (enricher) {
       const text = enricher.end();
@@ -188,18 +241,20 @@ async function runEnrich(
     }
     throw error;
   } finally {
+    pool?.close();
     reader.releaseLock();
     out.releaseLock();
   }
   const ms = performance.now() - started;
-  const counts = enricher?.counts ?? { records: 0, enriched: 0, failed: {} };
-  const failed = Object.entries(counts.failed);
+  const total = counts();
+  const failed = Object.entries(total.failed);
   const failedCount = failed.reduce((sum, [, n]) => sum + n, 0);
   if (progress) progress("\n");
   console.error(
-    `ipintel enrich: ${counts.records} records, ${counts.enriched} enriched, ${failedCount} failed` +
+    `ipintel enrich: ${total.records} records, ${total.enriched} enriched, ${failedCount} failed` +
       (failed.length ? ` (${failed.map(([reason, n]) => `${reason}: ${n}`).join(", ")})` : "") +
-      ` in ${(ms / 1000).toFixed(1)} s, ${rate(counts.records, ms)} records/s`,
+      ` in ${(ms / 1000).toFixed(1)} s, ${rate(total.records, ms)} records/s` +
+      (pool ? ` with ${config.workers} workers` : ""),
   );
   return 0;
 }

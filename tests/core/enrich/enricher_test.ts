@@ -8,6 +8,7 @@ import { parseFieldSelection } from "../../../src/core/format/select.ts";
 import { openDataSet } from "../../../src/data/sources/data_set.ts";
 import { fixtureLookup } from "../../_helpers.ts";
 import { seededRandom } from "../../_random.ts";
+import { addCounts } from "../../../src/process/cli/enrich_pool.ts";
 
 const randomInt = (random: () => number, n: number) => Math.floor(random() * n);
 import {
@@ -115,6 +116,69 @@ Deno.test("RecordSplitter keeps a record open while a quote is, across chunks", 
   assert.deepEqual(splitter.push('a,"b\n'), []);
   assert.deepEqual(splitter.push('c",d\ne,f'), ['a,"b\nc",d\n']);
   assert.equal(splitter.end(), "e,f");
+});
+
+Deno.test("an engine resumed from another's position answers the records that one cuts, as that one would", async () => {
+  const random = seededRandom(11);
+  const lookup = await fixtureLookup();
+  const options = { ...BASE, output: "csv" as const, column: "ip", time: "ts" };
+  const rows = ["ts,ip,note\r\n"];
+  for (let r = 0; r < 200; r++) {
+    const ip = ["81.2.69.142", "2a02:ec0:1::9", "bad", ""][r % 4];
+    const note = r % 5 ? `n${r}` : `"line\nbreak, ""quoted"""`;
+    rows.push(r % 17 ? `2026-01-01T00:00:00Z,${ip},${note}\r\n` : `short\n`);
+  }
+  const input = rows.join("") + "2026-01-01T00:00:00Z,81.2.69.142,last"; // no final line break
+  const whole = new Enricher(lookup, options);
+  const expected = enrich(whole, input);
+  for (let round = 0; round < 20; round++) {
+    const main = new Enricher(lookup, options);
+    let out = main.push(rows[0]!);
+    const other = new Enricher(lookup, options, main.position()!);
+    const rest = input.slice(rows[0]!.length);
+    for (let i = 0; i < rest.length;) {
+      const size = 1 + randomInt(random, 400);
+      out += other.push(main.cut(rest.slice(i, i + size))) + other.end();
+      i += size;
+    }
+    out += main.end();
+    assert.equal(out, expected, `round ${round}`);
+    assert.deepEqual(addCounts(main.counts, other.counts), whole.counts);
+  }
+});
+
+Deno.test("RecordSplitter.cut gives the text of push's records, whatever the chunks", () => {
+  const random = seededRandom(3);
+  const text = 'a,"b\nc",d\r\ne,f\n"g""\n",h\n\nlast';
+  for (let round = 0; round < 50; round++) {
+    const pushed = new RecordSplitter();
+    const cut = new RecordSplitter();
+    for (let i = 0; i < text.length;) {
+      const size = 1 + randomInt(random, 6);
+      const chunk = text.slice(i, i + size);
+      assert.equal(cut.cut(chunk), pushed.push(chunk).join(""));
+      i += size;
+    }
+    assert.equal(cut.end(), pushed.end());
+  }
+});
+
+Deno.test("NDJSON and logs: a stray quote (Apache's \\\") does not join a line to the next", async () => {
+  const log = '1.1.1.1 - - [10/Oct/2026:13:55:36 +0000] "GET /a\\"b HTTP/1.1" 200 2 "-" "x"\n' +
+    '81.2.69.142 - - [10/Oct/2026:13:55:37 +0000] "GET / HTTP/1.1" 200 2 "-" "x"\n';
+  const logs = new Enricher(await fixtureLookup(), {
+    ...BASE,
+    input: "log",
+    selection: parseFieldSelection("countryCode"),
+  });
+  assert.equal(enrich(logs, log, 7).trimEnd().split("\n").length, 2);
+  assert.equal(logs.counts.records, 2);
+  const ndjson = '{"ip":"81.2.69.142","x":"a\n{"ip":"81.2.69.142"}\n';
+  const lines = new Enricher(await fixtureLookup(), { ...BASE, input: "ndjson" });
+  const out = enrich(lines, ndjson).trimEnd().split("\n");
+  assert.equal(out.length, 2);
+  assert.match(JSON.parse(out[0]!).ipintel.error, /^Malformed JSON/);
+  assert.equal(JSON.parse(out[1]!).ipintel.country, "United Kingdom");
 });
 
 Deno.test("NDJSON: each line's own text kept, the answer added under a key; bad lines pass with an error", async () => {

@@ -80,3 +80,46 @@ Deno.test("ipintel enrich exits 1 only when the input cannot be read; a bad flag
   assert.equal(badGet.code, 2);
   assert.match(badGet.stderr, /Invalid --get/);
 });
+
+Deno.test("ipintel enrich with workers: a long input comes back as one isolate answers it, in order, counted alike", async () => {
+  // About 3 MB: well past the chunks read before the workers start (enrich.ts POOL_AFTER_CHUNKS).
+  const addresses = ["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "8.8.8.x", "", "10.0.0.1"];
+  const rows = ["ts,client_ip,note\n"];
+  for (let i = 0; i < 70_000; i++) {
+    const note = i % 7 === 0 ? `"a ""quoted"", multi\nline note ${i}"` : `note ${i}`;
+    rows.push(
+      i % 101 === 0
+        ? `short${i}\n`
+        : `2026-11-01T10:00:${String(i % 60).padStart(2, "0")}Z,${
+          addresses[i % addresses.length]
+        },${note}\n`,
+    );
+  }
+  const csv = rows.join("");
+  const args = ["enrich", "--column", "client_ip", "--get", "country,asn_org,isTor"];
+  const alone = await runCli(args, { ...ENV, IPINTEL_WORKERS: "1" }, 120_000, csv);
+  const pooled = await runCli(args, { ...ENV, IPINTEL_WORKERS: "2" }, 120_000, csv);
+  assert.equal(alone.code, 0, alone.stderr);
+  assert.equal(pooled.code, 0, pooled.stderr);
+  assert.equal(pooled.stdout, alone.stdout);
+  assert.match(pooled.stderr, / records\/s with 2 workers\n$/);
+  assert.match(alone.stderr, / records\/s\n$/);
+  const summary = (stderr: string) =>
+    stderr.replace(/ in [\d.]+ s, \d+ records\/s( with 2 workers)?/, "");
+  assert.equal(summary(pooled.stderr), summary(alone.stderr));
+  assert.match(alone.stderr, /70000 records, /);
+  const parsed: string[][] = parse(pooled.stdout, { relaxColumnCount: true });
+  const input: string[][] = parse(csv, { relaxColumnCount: true });
+  assert.deepEqual(parsed.map((r) => r.slice(0, r.length - 4)), input.map((r) => r.slice(0, 3)));
+
+  const ndjson = [...rows, ...rows].slice(1).map((_, i) =>
+    i % 53 === 0 ? "{broken\n" : `{"n":${i},"ip":"${addresses[i % addresses.length]}"}\n`
+  ).join("");
+  const lines = ["enrich", "--input", "ndjson", "--get", "countryCode"];
+  const ndAlone = await runCli(lines, { ...ENV, IPINTEL_WORKERS: "1" }, 120_000, ndjson);
+  const ndPooled = await runCli(lines, { ...ENV, IPINTEL_WORKERS: "2" }, 120_000, ndjson);
+  assert.equal(ndPooled.code, 0, ndPooled.stderr);
+  assert.equal(ndPooled.stdout, ndAlone.stdout);
+  assert.match(ndPooled.stderr, / with 2 workers\n$/);
+  assert.equal(summary(ndPooled.stderr), summary(ndAlone.stderr));
+});
