@@ -43,8 +43,17 @@ export class LruCache<K, V> {
   /** A hit on a slot moved within this many insertions keeps its place (see get). */
   readonly #settle: number;
 
-  /** Keys refused once while full (see set); null: every key is admitted. */
-  readonly #refused: Set<K> | null;
+  /**
+   * Keys refused once while full (see set), as 32-bit hashes in a direct-mapped table (0:
+   * empty); null: every key is admitted. Hashes, not the keys: a Set of string keys, each
+   * young when added and kept until the next clear, was copied by every scavenge and then
+   * promoted, and it cost a cached answer's miss more than the rest of the cache's work.
+   */
+  readonly #refused: Int32Array | null;
+  /** The table's size as a shift: a hash's top bits choose its slot. */
+  readonly #refusedShift: number;
+  /** Keys refused since the table was last emptied (at `max`, it is emptied). */
+  #refusedCount = 0;
   /** Told of each entry pushed out to make room (not of deletes or clears). */
   readonly #onEvict: ((key: K, value: V) => void) | null;
 
@@ -58,11 +67,14 @@ export class LruCache<K, V> {
     max: number,
     options: { admitRepeatsOnly?: boolean; onEvict?: (key: K, value: V) => void } = {},
   ) {
-    this.#refused = options.admitRepeatsOnly ? new Set() : null;
     this.#onEvict = options.onEvict ?? null;
     if (!Number.isInteger(max) || max < 0) {
       throw new RangeError(`LruCache size must be a non-negative integer, got ${max}`);
     }
+    // At least four slots a remembered key (few collisions), a power of two.
+    const bits = Math.max(6, Math.ceil(Math.log2(Math.max(1, max) * 4)));
+    this.#refused = options.admitRepeatsOnly ? new Int32Array(2 ** bits) : null;
+    this.#refusedShift = 32 - bits;
     this.#max = max;
     this.#settle = max >= SETTLE_FROM ? max >> 2 : 0;
   }
@@ -117,28 +129,40 @@ export class LruCache<K, V> {
    * long enough to become old-generation garbage once evicted.
    */
   set(key: K, value: V): void {
-    if (this.#max === 0) return;
+    const slot = this.#slotFor(key);
+    if (slot !== -1) this.#values[slot] = value;
+  }
+
+  /**
+   * `set` with the value made only when `key` is stored. A value made and then refused
+   * is garbage at once, but V8 makes such an object, at a site whose objects were kept
+   * (the cache's first ones), directly in the old generation: one that points at a young
+   * body keeps it alive through scavenges, and a refused answer's body was promoted and
+   * collected with the old generation's costlier collections.
+   */
+  offer(key: K, make: () => V): void {
+    const slot = this.#slotFor(key);
+    if (slot !== -1) this.#values[slot] = make();
+  }
+
+  /** The slot holding `key` from now on, at the front (-1: refused; see set). */
+  #slotFor(key: K): number {
+    if (this.#max === 0) return -1;
     let slot = this.#slots.get(key);
     if (slot !== undefined) {
-      this.#values[slot] = value;
       this.#moveToFront(slot);
-      return;
+      return slot;
     }
     if (this.#slots.size >= this.#max) {
-      const refused = this.#refused;
-      if (refused !== null && !refused.delete(key)) {
-        if (refused.size >= this.#max) refused.clear();
-        refused.add(key);
-        return;
-      }
+      if (this.#refused !== null && this.#refuse(key)) return -1;
       this.evictOldest();
     }
     slot = this.#free.pop() ?? this.#newSlot();
     this.#keys[slot] = key;
-    this.#values[slot] = value;
     this.#insertions++;
     this.#link(slot);
     this.#slots.set(key, slot);
+    return slot;
   }
 
   /** Pushes out the least recently used entry (telling `onEvict`); false when empty. */
@@ -165,11 +189,34 @@ export class LruCache<K, V> {
   /** Removes every entry. */
   clear(): void {
     this.#slots.clear();
-    this.#refused?.clear();
+    this.#refused?.fill(0);
+    this.#refusedCount = 0;
     this.#keys = [undefined];
     this.#values = [undefined];
     this.#free = [];
     this.#prev[HEAD] = this.#next[HEAD] = HEAD;
+  }
+
+  /**
+   * True when `key` is met for the first time lately: it is remembered and refused. A key
+   * remembered is forgotten when admitted, when `max` keys were refused since the table
+   * was emptied (it is emptied then), or when a key of the same slot takes it.
+   */
+  #refuse(key: K): boolean {
+    const refused = this.#refused!;
+    const hash = keyHash(key);
+    const slot = hash >>> this.#refusedShift;
+    if (refused[slot] === hash) {
+      refused[slot] = 0;
+      return false;
+    }
+    if (this.#refusedCount >= this.#max) {
+      refused.fill(0);
+      this.#refusedCount = 0;
+    }
+    refused[slot] = hash;
+    this.#refusedCount++;
+    return true;
   }
 
   /** A slot never used yet, growing the link arrays when they are full. */
@@ -212,4 +259,24 @@ export class LruCache<K, V> {
     this.#unlink(slot);
     this.#link(slot);
   }
+}
+
+/**
+ * A non-zero 32-bit hash of a key: an integer key's own bits mixed (one key, one hash), a
+ * string's {@link textHash}; any other key by its text.
+ */
+function keyHash(key: unknown): number {
+  if (typeof key === "number" && Number.isInteger(key)) {
+    const h = Math.imul(key | 0, 0x9e3779b1);
+    return (h ^ (h >>> 15)) || 1;
+  }
+  return textHash(typeof key === "string" ? key : String(key));
+}
+
+/** A non-zero 32-bit hash of a text (FNV-1a, mixed): to key a cache by a number. */
+export function textHash(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  return (h ^ (h >>> 15)) || 1;
 }

@@ -10,7 +10,7 @@
  * request is charged before its answer is looked up here.
  */
 
-import { LruCache } from "../../base/cache/lru.ts";
+import { LruCache, textHash } from "../../base/cache/lru.ts";
 import type { Served } from "../http/env.ts";
 
 /** Bytes (UTF-16 units; answers are ASCII) the cached bodies and keys may take at most. */
@@ -24,13 +24,20 @@ export interface AnswerCacheSink {
 }
 
 interface Entry {
+  /** The whole key: entries are found by its hash, and a hit must be this key. */
+  key: string;
   body: string;
   /** The second it was made in, where the body shows the current time; else -1. */
   second: number;
 }
 
 export class AnswerCache {
-  readonly #entries: LruCache<string, Entry>;
+  /**
+   * By the key's 32-bit hash: a number is found without hashing the key's text again (a
+   * miss, the usual case of a new address, costs one pass over the key), and a number
+   * kept among the refused keys is no object for the garbage collector to copy.
+   */
+  readonly #entries: LruCache<number, Entry>;
   readonly #maxBytes: number;
   readonly #sink: AnswerCacheSink | null;
   #served: Served | null = null;
@@ -45,7 +52,7 @@ export class AnswerCache {
     // scan, a unique mix) pass through without pushing out the repeat visitors' answers.
     this.#entries = new LruCache(options.entries, {
       admitRepeatsOnly: true,
-      onEvict: (key, entry) => this.#account(-(key.length + entry.body.length)),
+      onEvict: (_, entry) => this.#account(-(entry.key.length + entry.body.length)),
     });
   }
 
@@ -60,8 +67,8 @@ export class AnswerCache {
    */
   get(served: Served, key: string, second: number | null): string | undefined {
     if (served !== this.#served) this.#reset(served);
-    const entry = this.#entries.get(key);
-    if (entry !== undefined && entry.second === (second ?? -1)) {
+    const entry = this.#entries.get(textHash(key));
+    if (entry !== undefined && entry.key === key && entry.second === (second ?? -1)) {
       this.#sink?.hit();
       return entry.body;
     }
@@ -74,10 +81,13 @@ export class AnswerCache {
     if (served !== this.#served) this.#reset(served);
     const size = key.length + body.length;
     if (size > this.#maxBytes / 64) return; // a huge answer would push out many small ones
-    const old = this.#entries.get(key);
-    if (old !== undefined) this.#account(-(key.length + old.body.length));
-    this.#entries.set(key, { body, second: second ?? -1 });
-    if (this.#entries.has(key)) this.#account(size);
+    const hash = textHash(key);
+    // Another key of the same hash (rare) is replaced: the newer answer is kept.
+    const old = this.#entries.get(hash);
+    if (old !== undefined) this.#account(-(old.key.length + old.body.length));
+    // Made only when kept (LruCache.offer): a refused answer's body stays young garbage.
+    this.#entries.offer(hash, () => ({ key, body, second: second ?? -1 }));
+    if (this.#entries.has(hash)) this.#account(size);
     while (this.#bytes > this.#maxBytes && this.#entries.size > 0) this.#entries.evictOldest();
   }
 

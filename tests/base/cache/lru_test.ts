@@ -136,3 +136,20 @@ Deno.test("LruCache with admitRepeatsOnly forgets refused keys past its size", (
   c.set(12, "z");
   assert.equal(c.has(12), true);
 });
+
+Deno.test("LruCache.offer makes the value only when the key is stored", () => {
+  const c = new LruCache<string, { v: string }>(2, { admitRepeatsOnly: true });
+  let made = 0;
+  const make = (v: string) => () => (made++, { v });
+  c.offer("a", make("a"));
+  c.offer("b", make("b"));
+  assert.equal(made, 2); // not full yet: stored
+  c.offer("c", make("c")); // full, met once: refused, nothing made
+  assert.equal(made, 2);
+  assert.equal(c.has("c"), false);
+  c.offer("c", make("c2")); // met again: stored
+  assert.equal(made, 3);
+  assert.deepEqual(c.get("c"), { v: "c2" });
+  c.offer("c", make("c3")); // held: replaced
+  assert.deepEqual(c.get("c"), { v: "c3" });
+});
