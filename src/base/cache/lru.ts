@@ -123,7 +123,8 @@ export class LruCache<K, V> {
   /**
    * Stores `value` as the most recently used entry, evicting the oldest when full.
    * With `admitRepeatsOnly`, a full cache stores a key only when it was refused once
-   * before (the keys refused are remembered up to `max`, then forgotten all at once):
+   * before (the keys refused are remembered up to `max`, then forgotten all at once, and
+   * one may be forgotten sooner when another takes its place in the table: see #refuse):
    * keys each met once (a scanner sweeping through addresses) then pass through without
    * evicting the working set, and their values die young instead of living in the cache
    * long enough to become old-generation garbage once evicted.
