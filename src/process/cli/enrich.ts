@@ -214,7 +214,11 @@ async function runEnrich(
       }
       if (pool) {
         const text = enricher.cut(value);
-        answers.push(text === "" ? Promise.resolve("") : pool.submit(text));
+        const answer = text === "" ? Promise.resolve("") : pool.submit(text);
+        // When a worker fails, every batch waiting fails with it: the first one awaited
+        // ends the run, the others are not left as unhandled rejections.
+        answer.catch(() => {});
+        answers.push(answer);
       } else {
         answers.push(Promise.resolve(enricher.push(value)));
       }
