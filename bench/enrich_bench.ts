@@ -21,8 +21,8 @@
  * @module
  */
 
-import { DATA_DIR, envInt, median, ROOT } from "./_serve.ts";
-import { mixedLines } from "./stream_bench.ts";
+import { DATA_DIR, envInt, median } from "./_serve.ts";
+import { mixedLines, timedRun } from "./stream_bench.ts";
 import { pythonWith } from "../tests/_python.ts";
 import { readManifest } from "../src/data/sources/manifest.ts";
 import { loadHistory } from "../src/data/history/history.ts";
@@ -55,36 +55,11 @@ interface Run {
   cpu: number;
 }
 
+/** One contender's run over the table: wall and CPU seconds (its output: one line a row). */
 async function timed(command: string, args: string[], input: string): Promise<Run> {
-  const file = await Deno.open(input);
-  const times = await Deno.makeTempFile();
-  const started = performance.now();
-  const child = new Deno.Command("/usr/bin/time", {
-    args: ["-o", times, "-f", "%U %S", command, ...args],
-    cwd: ROOT,
-    env: { IPINTEL_UPDATE_INTERVAL: "off", IPINTEL_DATA_DIR: DATA_DIR },
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const feeding = file.readable.pipeTo(child.stdin).catch(() => {});
-  let lines = 0;
-  // Counted natively (indexOf): the bench takes little of the CPU the contenders share.
-  for await (const chunk of child.stdout) {
-    for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) lines++;
-  }
-  const [status, stderr] = await Promise.all([
-    child.status,
-    new Response(child.stderr).text(),
-    feeding,
-  ]);
-  const wall = (performance.now() - started) / 1000;
-  if (!status.success || lines !== LINES + 1) {
-    throw new Error(`${command} ${args.join(" ")}: exit ${status.code}, ${lines} lines\n${stderr}`);
-  }
-  const [user, system] = (await Deno.readTextFile(times)).trim().split(/\s+/).map(Number);
-  await Deno.remove(times);
-  return { wall, cpu: user! + system! };
+  const env = { IPINTEL_UPDATE_INTERVAL: "off", IPINTEL_DATA_DIR: DATA_DIR };
+  const { seconds, cpuSeconds } = await timedRun(command, args, input, env, LINES + 1);
+  return { wall: seconds, cpu: cpuSeconds };
 }
 
 if (import.meta.main) {
