@@ -2,6 +2,7 @@
 
 import type { CountryEnrichment } from "../place/enricher.ts";
 import { createEnrichment, type Enrichment } from "../place/warm.ts";
+import { noTimeZone } from "../place/timezone.ts";
 import {
   BadRequestError,
   capInput,
@@ -405,13 +406,6 @@ const COUNTRY_PARTS_LIMIT = 4096;
 const RESOLVED_LIMIT = 256;
 
 /** The `timezone` of an answer whose selection leaves it out (never shown). */
-const NO_TIMEZONE: TimeZoneInfo = sharedPart({
-  time_zone: null,
-  abbr: null,
-  offset: null,
-  is_dst: null,
-  utc: null,
-  current_time: null,
-});
+const NO_TIMEZONE: TimeZoneInfo = sharedPart(noTimeZone());
 
 const NO_GEOLOCATION: GeoLocation = sharedPart(toGeoLocation(null, "en", null));

@@ -59,7 +59,7 @@ interface ZoneFacts {
 }
 
 /** A TimeZoneInfo with every field null: no zone, unknown zone or invalid date. */
-function noTimeZone(): TimeZoneInfo {
+export function noTimeZone(): TimeZoneInfo {
   return { time_zone: null, abbr: null, offset: null, is_dst: null, utc: null, current_time: null };
 }
 
