@@ -119,6 +119,17 @@ export class AccessControl {
       this.limiter.consume(id, limit, window, cost, region);
   }
 
+  /**
+   * Whether one unit would fit now, counting nothing (see RateLimiter.peek):
+   * a door that reads a request before it knows its cost refuses a spent
+   * caller first. `unlimited` when no limit applies or nothing is counted yet.
+   */
+  peek(caller: Caller | null): Charge {
+    if (!caller || caller.limit === 0) return UNLIMITED;
+    return this.limiter.peek(caller.id, caller.limit, caller.window, 1, caller.region) ??
+      UNLIMITED;
+  }
+
   /** The bucket of a keyless client: its address, its /64, or a coarser prefix that floods. */
   private anonymousCaller(address: string): string {
     const bucket = anonymousBucket(address);

@@ -173,6 +173,30 @@ export class RateLimiter {
     }
   }
 
+  /**
+   * What charging `cost` units would decide now from this server's counts,
+   * counting nothing: null when this server holds no counts for the caller.
+   * An admission check (a spent caller refused before its request is read);
+   * the charge that follows decides exactly.
+   */
+  peek(
+    caller: string,
+    limit: number,
+    windowSeconds: number,
+    cost = 1,
+    region: RegionName = "key",
+  ): RateDecision | null {
+    const r = this.table.regions[region];
+    const hash = this.hash(caller, region);
+    const slot = r.acquire(hash.lo, hash.hi, windowSeconds, false);
+    if (slot < 0) return null;
+    try {
+      return decide(r, slot, limit, cost, this.now());
+    } finally {
+      r.unlock(slot);
+    }
+  }
+
   /** A caller's usage now (units in the sliding window) from this server's counts; 0 if unknown. */
   usage(caller: string, windowSeconds: number, region: RegionName = "anonymous"): number {
     const r = this.table.regions[region];

@@ -40,7 +40,8 @@ import {
   READY_DOC,
   STATUS_DOC,
 } from "./openapi.ts";
-import { statusData, statusRoute } from "./status_route.ts";
+import { mcpHandler } from "./mcp_route.ts";
+import { statusRoute } from "./status_route.ts";
 import type { AppTools } from "./tools.ts";
 
 /**
@@ -324,52 +325,13 @@ export const NATIVE_ROUTES: readonly Route<AppTools>[] = [
     },
   },
   {
-    // The MCP server for analysts' AI assistants (src/service/mcp/tools.ts): the API's keys
-    // and limits, one unit per address looked up. Stateless: every POST is its own session.
+    // The MCP server for analysts' AI assistants (mcp_route.ts): the API's keys and limits,
+    // bounded and checked before the SDK reads a message. Stateless: every POST its own session.
     path: "/mcp",
     methods: ["POST"],
     access: "key",
     doc: MCP_DOC,
-    handler: (tools) => {
-      const { deps, asnView } = tools;
-      const started = new Date();
-      return async (c) => {
-        if (deps.config.mcp === false) {
-          throw new AppError("not_found", "No MCP server: IPINTEL_MCP is off");
-        }
-        // Loaded on the first call: a server no assistant talks to never loads the SDK.
-        const [{ createMcpServer }, { StreamableHTTPTransport }] = await Promise.all([
-          import("../mcp/tools.ts"),
-          import("@hono/mcp"),
-        ]);
-        const server = createMcpServer({
-          served: () => tools.served(c),
-          charge: async (units) => await tools.admission.charge(c, c.get("caller"), units),
-          bulkMax: tools.bulkMax,
-          policy: deps.policy ?? null,
-          asnView,
-          status: async () =>
-            statusData(tools.served(c).data, {
-              started,
-              now: new Date(),
-              readOnly: await deps.dataDirectory?.() ?? null,
-              policy: deps.policy ?? null,
-              detail: deps.config.statusDetail ?? false,
-            }),
-          logError: (error) => tools.logError(error, c),
-        });
-        const transport = new StreamableHTTPTransport({
-          sessionIdGenerator: undefined,
-          enableJsonResponse: true,
-        });
-        await server.connect(transport);
-        try {
-          return await transport.handleRequest(c) ?? c.body(null, 202);
-        } finally {
-          await server.close();
-        }
-      };
-    },
+    handler: mcpHandler,
   },
 ];
 

@@ -25,6 +25,12 @@ export interface Admission {
     cost: number,
   ): RateLimitedError | null | Promise<RateLimitedError | null>;
   /**
+   * Refuses (the 429 to answer) a caller with not one unit left, counting
+   * nothing: for a door that must read a request before it knows its cost
+   * (an MCP batch). Null when admitted; the calls are then charged as they run.
+   */
+  admit(c: AppContext, caller: Caller | null): RateLimitedError | null;
+  /**
    * The caller by the native API's key: `apiKey`, `X-API-Key` or
    * `Authorization: Bearer` (a 401 when the key is wrong, or missing where one
    * is required). Not read while access control is off: no key counts then.
@@ -48,6 +54,7 @@ export function createAdmission(
       identify: () => null,
       identifyByKey: () => null,
       charge: () => null,
+      admit: () => null,
       recheck: () => null,
     };
   }
@@ -66,6 +73,12 @@ export function createAdmission(
       return charge instanceof Promise
         ? charge.then((decision) => decided(c, caller, cost, decision))
         : decided(c, caller, cost, charge);
+    },
+    admit(c, caller) {
+      const peek = access.peek(caller);
+      if (peek.kind !== "refused") return null;
+      c.set("rate", peek); // its RateLimit headers and Retry-After go on the 429
+      return refusalOf(caller!, peek, 1);
     },
     recheck(c) {
       try {

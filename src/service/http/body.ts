@@ -1,4 +1,4 @@
-/** Reading small JSON request bodies with a size cap (the user-agent body, POST /bulk). */
+/** Reading small request bodies with a size cap (the user-agent body, POST /bulk, /mcp). */
 
 import {
   BadRequestError,
@@ -52,6 +52,20 @@ export function requireIdentityEncoding(headers: Headers): void {
  * as the limit is passed, so a huge body costs no more than the limit.
  */
 export async function readJsonBody(source: BodySource, limit: number): Promise<unknown> {
+  const text = new TextDecoder().decode(await readBoundedBody(source, limit));
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new BadRequestError(`Malformed JSON body: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * The bytes of a body of at most `limit` bytes (413 past it, 415 compressed):
+ * a declared length over the limit is refused unread, and the stream is
+ * cancelled as soon as the limit is passed.
+ */
+export async function readBoundedBody(source: BodySource, limit: number): Promise<Uint8Array> {
   const tooLarge = () =>
     new PayloadTooLargeError(`Request body is larger than the limit of ${limit} bytes`);
   const { headers, stream } = source;
@@ -69,12 +83,7 @@ export async function readJsonBody(source: BodySource, limit: number): Promise<u
       chunks.push(chunk);
     }
   }
-  const text = new TextDecoder().decode(concat(chunks, size));
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new BadRequestError(`Malformed JSON body: ${(error as Error).message}`);
-  }
+  return concat(chunks, size);
 }
 
 function concat(chunks: Uint8Array[], size: number): Uint8Array {

@@ -4,50 +4,9 @@
  */
 
 import assert from "node:assert/strict";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { AccessControl } from "../../../src/service/access/access.ts";
-import { KeyTable } from "../../../src/service/access/key_table.ts";
-import { RateLimiter } from "../../../src/service/access/rate_limiter.ts";
-import type { App } from "../../../src/service/app/app.ts";
-import { MemoryKeyStore } from "../../../src/data/store/keys.ts";
-import { MemoryRateCounters } from "../../../src/data/store/rate_counts.ts";
-import { type DataSet, openDataSet } from "../../../src/data/sources/data_set.ts";
-import { DEFAULT_DATA_DIR, fixtureApp, peer } from "../../_helpers.ts";
-
-/** An app whose keys are required, with one key of `limit` requests a minute. */
-async function keyedApp(limit: number, config: { mcp?: boolean } = {}, data?: DataSet) {
-  const store = new MemoryKeyStore();
-  const { key } = await store.create({ name: "analyst", limit });
-  const keys = new KeyTable(store);
-  await keys.refresh();
-  const access = new AccessControl(
-    { auth: "required", rateLimit: 1000, rateWindow: 60, anonRateLimit: 0 },
-    keys,
-    new RateLimiter({ counters: new MemoryRateCounters() }),
-  );
-  return { app: await fixtureApp({ access, config, data }), key };
-}
-
-/** The SDK's client, connected to `app` at /mcp with `key` (none: no Authorization). */
-async function connect(app: App, key: string | null): Promise<Client> {
-  const client = new Client({ name: "ipintel-test", version: "1.0.0" });
-  const transport = new StreamableHTTPClientTransport(new URL("http://localhost/mcp"), {
-    requestInit: key ? { headers: { authorization: `Bearer ${key}` } } : undefined,
-    fetch: (input: string | URL, init?: RequestInit) =>
-      Promise.resolve(app.fetch(new Request(input, init), peer("203.0.113.7"))),
-  });
-  await client.connect(transport);
-  return client;
-}
-
-type ToolAnswer = {
-  isError?: boolean;
-  content: { type: string; text: string }[];
-  structuredContent?: Record<string, unknown>;
-};
-const call = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
-  await client.callTool({ name, arguments: args }) as ToolAnswer;
+import { openDataSet } from "../../../src/data/sources/data_set.ts";
+import { DEFAULT_DATA_DIR, peer } from "../../_helpers.ts";
+import { call, connect, keyedApp } from "./_mcp_app.ts";
 
 Deno.test("the SDK's client lists the tools and looks up an address with a key", async () => {
   const { app, key } = await keyedApp(100);
@@ -135,7 +94,7 @@ Deno.test("every tool answers; a bad argument and an unknown tool are tool error
   }
 });
 
-Deno.test("without a key /mcp answers 401 where keys are required; a spent limit is a tool error", async () => {
+Deno.test("without a key /mcp answers 401 where keys are required; a call over the limit is a tool error, a spent key a 429", async () => {
   const { app, key } = await keyedApp(2);
   await assert.rejects(connect(app, null), /401|Invalid or missing API key/);
   const raw = await app.fetch(
@@ -151,12 +110,15 @@ Deno.test("without a key /mcp answers 401 where keys are required; a spent limit
 
   const client = await connect(app, key);
   try {
+    // One unit left: a call of three addresses is refused as a tool error, the unit kept.
     assert.ok(!(await call(client, "lookup_ip", { ip: "81.2.69.142" })).isError);
+    const many = await call(client, "lookup_many", { ips: ["81.2.69.142", "1.1.1.1", "8.8.8.8"] });
+    assert.equal(many.isError, true);
+    assert.match(many.content[0]!.text, /rate limit/i);
     const second = await call(client, "lookup_ip", { ip: "81.2.69.142", get: "asn_number" });
     assert.ok(!second.isError, second.content[0]?.text);
-    const third = await call(client, "lookup_ip", { ip: "81.2.69.142" });
-    assert.equal(third.isError, true);
-    assert.match(third.content[0]!.text, /rate limit/i);
+    // Spent: the next POST is a 429 before its message is read.
+    await assert.rejects(call(client, "lookup_ip", { ip: "81.2.69.142" }), /429|Rate limit/);
   } finally {
     await client.close();
   }
