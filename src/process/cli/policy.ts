@@ -7,6 +7,7 @@
 import { type Config, type FlagValues, UsageError } from "../../base/config.ts";
 import { AppError, quoteInput } from "../../base/errors.ts";
 import { type Decision, judge } from "../../service/policy/decide.ts";
+import { decisionJson } from "../../service/policy/decision_json.ts";
 import type { AddressFacts } from "../../service/policy/facts.ts";
 import { type LoadedPolicy, readPolicyFile } from "../../service/policy/file.ts";
 import { policyWarnings } from "../../service/policy/warnings.ts";
@@ -64,7 +65,7 @@ async function runTest(
   for (const ip of ips) {
     try {
       const decision = judge(served, loaded.policy, ip);
-      console.log(flags.json ? JSON.stringify(asJson(decision)) : asLine(decision));
+      console.log(flags.json ? JSON.stringify(decisionJson(decision)) : asLine(decision));
     } catch (error) {
       console.error(
         error instanceof AppError
@@ -112,24 +113,4 @@ function factsText(facts: AddressFacts): string {
     `risk ${facts.risk.length ? facts.risk.join(",") : "none"}`,
     `isThreat ${facts.threat ?? "unknown"}`,
   ].join(", ");
-}
-
-function asJson(decision: Decision) {
-  const { facts } = decision;
-  return {
-    ip: facts.ip.address,
-    action: decision.action,
-    rule: decision.rule,
-    ruleAction: decision.verdict,
-    matched: decision.matched,
-    facts: {
-      found: facts.found,
-      country: facts.country,
-      continent: facts.continent,
-      asn: facts.asn,
-      risk: facts.risk,
-      isThreat: facts.threat,
-    },
-    headers: decision.headers,
-  };
 }

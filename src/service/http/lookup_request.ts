@@ -67,11 +67,11 @@ const langCheckers = new WeakMap<DataSet, (lang: string) => string>();
 /**
  * Refuses a `lang` the lookup would refuse (src/core/lookup/lookup.ts, the same
  * resolver over the same languages), before an address is looked up or a unit
- * charged. Without data (still loading) the 503 comes first.
+ * charged (the MCP tools' `lang` too). Without data (still loading) the 503 comes first.
  *
  * @throws {BadRequestError} naming the value.
  */
-function checkLang(lang: string, data: DataSet | null): void {
+export function checkLang(lang: string, data: DataSet | null): void {
   if (!data) return;
   let check = langCheckers.get(data);
   if (!check) {

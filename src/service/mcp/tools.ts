@@ -18,13 +18,19 @@ import type { Json } from "../../base/types.ts";
 import { parseAsnSelection } from "../../core/asn/layout.ts";
 import { asnCost, type AsnView } from "../../core/asn/view.ts";
 import { renderLookup } from "../../core/format/render.ts";
-import { type FieldSelection, parseFieldSelection } from "../../core/format/select.ts";
-import type { LookupOptions } from "../../core/lookup/lookup.ts";
-import { parseAt } from "../../data/history/at.ts";
+import type { FieldSelection } from "../../core/format/select.ts";
 import { lookupItem } from "../bulk/batches.ts";
 import type { Served } from "../http/env.ts";
 import type { PolicyGate } from "../policy/gate.ts";
 import { judge } from "../policy/decide.ts";
+import { decisionJson } from "../policy/decision_json.ts";
+import {
+  asNumberText,
+  checkAddress,
+  type LookupArguments,
+  lookupOptionsOf,
+  USER_AGENT_MAX,
+} from "./arguments.ts";
 
 /** What the tools answer from, and how a call is charged: the transport's part. */
 export interface McpAccess {
@@ -55,7 +61,7 @@ export const TOOL_DESCRIPTIONS = {
   asn:
     "An autonomous system by number (15169 or AS15169): its name, country, IPv4 and IPv6 prefixes, counts, and the security lists naming part of it.",
   policy_decision:
-    "What the forward-auth policy (/auth) would decide for an IP address and why: allow or deny, the deciding rule and the facts it matched.",
+    "What the forward-auth policy (/auth) would decide for an IP address and why: allow or deny, the deciding rule, the conditions it matched and the address's facts (country, continent, AS, risk flags, isThreat), as `ipintel policy test --json` prints it.",
   data_status:
     "Which data sources are loaded, how old each is, their licences, which are absent, and the data version answers carry.",
 } as const;
@@ -63,15 +69,6 @@ export const TOOL_DESCRIPTIONS = {
 /** Builds an MCP server whose tools answer through `access`. */
 export function createMcpServer(access: McpAccess): McpServer {
   const server = new McpServer({ name: "ipintel", version: VERSION });
-  const lookupOptions = (args: { get?: string; lang?: string; at?: string }) => {
-    const options: LookupOptions & { selection: FieldSelection | null } = {
-      selection: parseFieldSelection(args.get ?? null),
-      lang: args.lang ?? null,
-      userAgent: null,
-      at: parseAt(args.at ?? null),
-    };
-    return options;
-  };
   const charged = async (units: number) => {
     const refusal = await access.charge(units);
     if (refusal) throw refusal;
@@ -79,6 +76,19 @@ export function createMcpServer(access: McpAccess): McpServer {
   /** The `data` of the API's JSON answer to `result` under `selection`. */
   const dataOf = (result: Parameters<typeof renderLookup>[0], selection: FieldSelection | null) =>
     (JSON.parse(renderLookup(result, selection, "json")) as { data: Json }).data;
+  // Every tool: the data (503 while loading), its arguments checked (400/404), then the charge.
+  const lookupArgs = {
+    get: z.string().optional().describe(
+      "Comma-separated fields as the API's get parameter: country,asn_org,security,risk,...",
+    ),
+    lang: z.string().optional().describe("Language of place names (BCP 47), e.g. de"),
+    at: z.string().optional().describe(
+      "An ISO 8601 time or date: answer security and risk as the lists stood then",
+    ),
+  };
+  const userAgentArg = z.string().optional().describe(
+    `The client's User-Agent string, as the API's ua parameter (at most ${USER_AGENT_MAX} characters)`,
+  );
 
   server.registerTool(
     "lookup_ip",
@@ -86,19 +96,15 @@ export function createMcpServer(access: McpAccess): McpServer {
       description: TOOL_DESCRIPTIONS.lookup_ip,
       inputSchema: {
         ip: z.string().describe("An IPv4 or IPv6 address, e.g. 8.8.8.8"),
-        get: z.string().optional().describe(
-          "Comma-separated fields as the API's get parameter: country,asn_org,security,risk,...",
-        ),
-        lang: z.string().optional().describe("Language of place names (BCP 47), e.g. de"),
-        at: z.string().optional().describe(
-          "An ISO 8601 time or date: answer security and risk as the lists stood then",
-        ),
+        ...lookupArgs,
+        userAgent: userAgentArg,
       },
     },
-    (args: { ip: string; get?: string; lang?: string; at?: string }) =>
+    (args: { ip: string } & LookupArguments) =>
       answer(access, async () => {
-        const options = lookupOptions(args);
-        const { lookup } = access.served();
+        const { data, lookup } = access.served();
+        const options = lookupOptionsOf(args, data);
+        checkAddress(args.ip);
         await charged(1);
         return dataOf(lookup(args.ip, options), options.selection);
       }),
@@ -122,8 +128,9 @@ export function createMcpServer(access: McpAccess): McpServer {
             `List of ${args.ips.length} addresses: give 1 to ${access.bulkMax} (IPINTEL_BULK_MAX)`,
           );
         }
-        const options = lookupOptions(args);
-        const { lookup } = access.served();
+        const { data, lookup } = access.served();
+        const options = lookupOptionsOf(args, data);
+        // One unit per address, as POST /bulk charges: a bad address fails only its item.
         await charged(args.ips.length);
         const items = args.ips.map((ip: string) => lookupItem(ip, options, lookup));
         // The API's bulk answer holds the items as `responseArray`.
@@ -137,11 +144,13 @@ export function createMcpServer(access: McpAccess): McpServer {
     inputSchema: {
       ip: z.string().describe("An IPv4 or IPv6 address"),
       at: z.string().optional().describe("An ISO 8601 time or date: the lists as they stood then"),
+      userAgent: userAgentArg,
     },
-  }, (args: { ip: string; at?: string }) =>
+  }, (args: { ip: string; at?: string; userAgent?: string }) =>
     answer(access, async () => {
-      const options = lookupOptions({ get: "security,risk", at: args.at });
-      const { lookup } = access.served();
+      const { data, lookup } = access.served();
+      const options = lookupOptionsOf({ ...args, get: "security,risk" }, data);
+      checkAddress(args.ip);
       await charged(1);
       return dataOf(lookup(args.ip, options), options.selection);
     }));
@@ -156,11 +165,11 @@ export function createMcpServer(access: McpAccess): McpServer {
     },
   }, (args: { n: string | number; get?: string }) =>
     answer(access, async () => {
-      const selection = parseAsnSelection(args.get ?? null);
       const { data } = access.served();
+      const selection = parseAsnSelection(args.get ?? null);
+      const n = asNumberText(args.n);
       // Charged as /asn/{n} is: one unit, then one per 1,000 prefixes the answer holds.
       await charged(1);
-      const n = String(args.n);
       const rest = asnCost(await access.asnView.prefixes(n, data, selection)) - 1;
       if (rest > 0) await charged(rest);
       const rendered = await access.asnView.answer(n, data, selection, "json");
@@ -179,16 +188,11 @@ export function createMcpServer(access: McpAccess): McpServer {
         );
       }
       const served = access.served();
+      checkAddress(args.ip);
       await charged(1);
       // Judged, not counted: an analyst's question is not a request the gate answered.
-      const decision = judge(served, access.policy.loaded.policy, args.ip);
-      return {
-        action: decision.action,
-        rule: decision.rule,
-        verdict: decision.verdict,
-        matched: decision.matched as unknown as Json,
-        facts: decision.facts as unknown as Json,
-      };
+      // The same JSON as `ipintel policy test --json`.
+      return decisionJson(judge(served, access.policy.loaded.policy, args.ip)) as unknown as Json;
     }));
 
   server.registerTool("data_status", {
