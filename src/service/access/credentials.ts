@@ -1,6 +1,11 @@
 /** The credentials a request carries in its headers: the one Bearer parser, and Basic. */
 
 const BEARER = /^\s*bearer\s+(\S+)\s*$/i;
+
+/** The challenge of a 401 where the API key is taken as a Bearer token (RFC 6750). */
+export const BEARER_CHALLENGE = 'Bearer realm="ipintel"';
+/** The challenge of a 401 where the key is the password of Basic auth (MaxMind's clients). */
+export const BASIC_CHALLENGE = 'Basic realm="ipintel"';
 const encoder = new TextEncoder();
 
 /** The token of `Authorization: Bearer <token>`, or null (no header, another scheme, no token). */

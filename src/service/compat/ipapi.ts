@@ -32,6 +32,8 @@ import {
 import { IPAPI_BATCH_MAX, IPAPI_FIELDS } from "./fields.ts";
 import { IPAPI_BATCH_DOC, IPAPI_IP_DOC, IPAPI_ME_DOC } from "./openapi.ts";
 
+import { BEARER_CHALLENGE, bearerToken } from "../access/credentials.ts";
+
 const JSON_TYPE = CONTENT_TYPES.json;
 
 /** ip-api's default: status, message, country … as, query (its documented 61439). */
@@ -150,7 +152,9 @@ export function ipapiError(error: AppError | null): VendorAnswer {
     return answer(429, error.message, { "retry-after": retry, "x-rl": "0", "x-ttl": retry });
   }
   if (error.code === "unauthorized") {
-    return answer(401, "invalid key: send the ipintel API key in the key parameter");
+    return answer(401, "invalid key: send the ipintel API key in the key parameter", {
+      "www-authenticate": BEARER_CHALLENGE,
+    });
   }
   const status: Record<string, number> = {
     data_unavailable: 503,
@@ -169,7 +173,9 @@ function rateHeaders(decision: RateDecision | null): Record<string, string> | un
 
 /** The key an ip-api script sends. */
 function keyOf(c: AppContext): string | null {
-  return c.req.query("key") ?? ownKeyHeader(c.req.raw.headers) ?? c.req.query("apiKey") ?? null;
+  // Authorization: Bearer too, the scheme its 401 names.
+  return c.req.query("key") ?? ownKeyHeader(c.req.raw.headers) ?? c.req.query("apiKey") ??
+    bearerToken(c.req.raw.headers.get("authorization")) ?? null;
 }
 
 /** `lang` when the City database carries it; ip-api answers English for any other. */

@@ -25,7 +25,7 @@ import {
   vendorRoute,
 } from "./vendor_route.ts";
 import { MAXMIND_CITY_DOC, MAXMIND_COUNTRY_DOC, MAXMIND_INSIGHTS_DOC } from "./openapi.ts";
-import { basicCredentials } from "../access/credentials.ts";
+import { BASIC_CHALLENGE, basicCredentials } from "../access/credentials.ts";
 
 export type MaxMindService = "country" | "city" | "insights";
 
@@ -131,6 +131,7 @@ export function maxmindError(error: AppError | null): VendorAnswer {
         401,
         "AUTHORIZATION_INVALID",
         "Invalid or missing API key: send the ipintel API key as the licence key (any account id)",
+        { "www-authenticate": BASIC_CHALLENGE },
       );
     case "rate_limited":
       // MaxMind's clients map OUT_OF_QUERIES to their "out of queries" error.

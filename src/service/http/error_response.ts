@@ -11,7 +11,9 @@ import {
   quoteInput,
   RateLimitedError,
   STATUS_BY_CODE,
+  UnauthorizedError,
 } from "../../base/errors.ts";
+import { BEARER_CHALLENGE } from "../access/credentials.ts";
 import { renderError } from "../../core/format/render.ts";
 import type { AppContext, ErrorLog } from "./env.ts";
 
@@ -29,6 +31,8 @@ export function errorResponse(c: AppContext, error: unknown, logError: ErrorLog)
   const headers: Record<string, string> = { "content-type": rendered.contentType };
   if (error instanceof MethodNotAllowedError) headers.allow = error.allow.join(", ");
   if (error instanceof RateLimitedError) headers["retry-after"] = String(error.retryAfterSeconds);
+  // RFC 9110: a 401 names its scheme (else the MCP Inspector takes it for an OAuth prompt).
+  if (error instanceof UnauthorizedError) headers["www-authenticate"] = BEARER_CHALLENGE;
   return c.body(rendered.body, status as 400, headers);
 }
 
