@@ -28,8 +28,9 @@ export interface StatusOptions {
  * The `data` of `/status` for `data`: the version, the uptime, the data
  * version, each source installed or absent (with its age and licence), the
  * policy. Source URLs, and URLs and paths in failure reasons, are shown as
- * scheme and host only (a path may hold a token or name an internal layout)
- * unless `detail`; their secrets are redacted either way.
+ * scheme and host only (a path may hold a token or name an internal layout),
+ * the policy file by its name and the read-only data directory without its
+ * path, unless `detail`; their secrets are redacted either way.
  */
 export function statusData(data: DataSet, options: StatusOptions): Json {
   const { now: at, detail, readOnly, policy } = options;
@@ -69,12 +70,20 @@ export function statusData(data: DataSet, options: StatusOptions): Json {
     // The id every answer names in X-Data-Version, and when its newest source was installed.
     dataVersion: { id: data.version.id, installedAt: data.version.installedAt },
     // Updates cannot install while this is set; the installed data is served as it is.
-    ...(readOnly === null ? {} : { dataDirectoryReadOnly: readOnly }),
+    ...(readOnly === null ? {} : { dataDirectoryReadOnly: reasonShown(readOnly) }),
     // The forward-auth policy served (IPINTEL_POLICY): its file's version and rules.
-    ...(policy ? { policy: policy.status() as unknown as Json } : {}),
+    ...(policy ? { policy: policyShown(policy, detail) } : {}),
     sources,
   };
 }
+
+/** The policy part: its file by name only (its directory is the server's layout) unless `detail`. */
+function policyShown(policy: PolicyGate, detail: boolean): Json {
+  const status = policy.status();
+  return { ...status, file: detail ? status.file : basename(status.file) };
+}
+
+const basename = (path: string) => path.slice(path.replace(/\\/g, "/").lastIndexOf("/") + 1);
 
 /**
  * The route's handler, over the data set pinned for the request; the uptime
