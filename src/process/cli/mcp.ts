@@ -14,7 +14,7 @@ export const mcpCommand = defineCommand({
     "IPINTEL_POLICY), data_status. Add it to an assistant as a local command: " +
     "`deno task ipintel mcp` or, from a binary, `ipintel mcp` (docs/mcp.md). It runs until " +
     "standard input closes.",
-  settings: ["dataDir", "sourcesFile", "cacheSize", "bulkMax", "policy"],
+  settings: ["dataDir", "sourcesFile", "cacheSize", "bulkMax", "policy", "statusDetail"],
   // The SDK is loaded only by this command: the others start without it.
   run: async ({ config }) => (await import("./mcp_stdio.ts")).runMcpOverStdio(config),
 });
