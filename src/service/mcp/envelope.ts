@@ -149,9 +149,12 @@ function checkMessage(item: unknown, where: string): RpcMessage | RpcFailure {
   const goodId = typeof id === "string" || Number.isSafeInteger(id);
   const echoId = goodId ? id as RpcId : null;
   if (message.jsonrpc !== "2.0") {
-    const got = message.jsonrpc === undefined
+    const value = message.jsonrpc;
+    const got = value === undefined
       ? "none"
-      : quoteInput(JSON.stringify(message.jsonrpc));
+      : typeof value === "string"
+      ? quoteInput(value)
+      : kindOf(value);
     return invalid(`"jsonrpc" must be "2.0", got ${got}${where}`, echoId);
   }
   if (!("method" in message)) {

@@ -53,24 +53,21 @@ export type ToolAnswer = {
 export const call = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
   await client.callTool({ name, arguments: args }) as ToolAnswer;
 
-/** POSTs `body` to /mcp as a client would (JSON, accepting JSON), headers overridable. */
+/** POSTs `body` to /mcp as a client would (JSON, accepting JSON), headers overridable (null: none). */
 export async function postMcp(
   app: App,
   key: string | null,
   body: BodyInit | null,
-  headers: Record<string, string> = {},
+  headers: Record<string, string | null> = {},
 ): Promise<Response> {
+  const sent = Object.entries({
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    ...(key ? { authorization: `Bearer ${key}` } : {}),
+    ...headers,
+  }).filter((entry): entry is [string, string] => entry[1] !== null);
   return await app.fetch(
-    new Request("http://localhost/mcp", {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        ...(key ? { authorization: `Bearer ${key}` } : {}),
-        ...headers,
-      },
-      body,
-    }),
+    new Request("http://localhost/mcp", { method: "POST", headers: sent, body }),
     peer("203.0.113.7"),
   );
 }
