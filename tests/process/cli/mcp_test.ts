@@ -76,6 +76,10 @@ Deno.test("ipintel mcp answers an assistant over stdio: the tools, 8.8.8.8's cou
     const status = await client.callTool({ name: "data_status", arguments: {} }) as ToolAnswer;
     const sources = (status.structuredContent as { sources: { kind: string }[] }).sources;
     assert.ok(sources.some((s) => s.kind === "city"), "the City database is listed");
+    // Without IPINTEL_STATUS_DETAIL the policy file is named, not where it lies.
+    const shownPolicy = (status.structuredContent as { policy: { file: string } }).policy;
+    assert.equal(shownPolicy.file, "policy.json");
+    assert.ok(!JSON.stringify(status.structuredContent).includes(dir));
     const many = await client.callTool({
       name: "lookup_many",
       arguments: { ips: ["8.8.8.8", "1.1.1.1"], get: "countryCode" },
@@ -101,6 +105,16 @@ Deno.test("ipintel mcp answers an assistant over stdio: the tools, 8.8.8.8's cou
       [decision.structuredContent!.action, decision.structuredContent!.rule],
       ["deny", "embargo"],
     );
+    // The same JSON as the CLI's `policy test --json`: the policy's facts, not its encoding.
+    const cli = await runCli(["policy", "test", "--json", "8.8.8.8"], {
+      IPINTEL_DATA_DIR: DEFAULT_DATA_DIR,
+      IPINTEL_UPDATE_INTERVAL: "off",
+      IPINTEL_POLICY: policy,
+      NO_COLOR: "1",
+    });
+    assert.equal(cli.code, 0, cli.stderr);
+    assert.deepEqual(decision.structuredContent, JSON.parse(cli.stdout));
+    assert.ok(!JSON.stringify(decision.structuredContent).includes('"bytes"'));
     const unknown = await client.callTool({ name: "whois", arguments: {} }) as ToolAnswer;
     assert.equal(unknown.isError, true);
   } finally {
