@@ -100,3 +100,17 @@ Deno.test("/ready, open to probes, shows its databases' sources as scheme and ho
   assert.equal(await ready(false), "https://feeds.corp.internal:8443");
   assert.equal(await ready(true), TOKEN_URL);
 });
+
+Deno.test("a read-only data directory is shown without its path unless IPINTEL_STATUS_DETAIL is on", async () => {
+  const problem = "the data directory /srv/ipintel/data is read-only (Read-only file system)";
+  for (const statusDetail of [false, true]) {
+    const app = await fixtureApp({
+      config: { statusDetail },
+      dataDirectory: () => Promise.resolve(problem),
+    });
+    const response = await app.request("/status");
+    const shown = (await response.json()).data.dataDirectoryReadOnly;
+    if (statusDetail) assert.equal(shown, problem);
+    else assert.equal(shown, "the data directory file:// is read-only (Read-only file system)");
+  }
+});
