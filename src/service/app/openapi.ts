@@ -552,7 +552,7 @@ export const MCP_DOC = {
     summary:
       "The Model Context Protocol server for AI assistants (Streamable HTTP, stateless, JSON answers): tools lookup_ip, lookup_many, explain_risk, asn, policy_decision, data_status",
     description:
-      "A JSON-RPC 2.0 message in, its answer out (docs/mcp.md). The API's keys and limits: one unit per address a tool looks up; a refusal is a tool error with the API's message. 404 with IPINTEL_MCP=false.",
+      "A JSON-RPC 2.0 message, or a batch of up to 32, in; the answers out (docs/mcp.md). The API's keys and limits: a key with no unit left is refused (429) before the body is read; each tool call is charged as it would be alone, one unit per address it looks up, and a call over the limit is a tool error with the API's message. The body is at most 1 MiB (413). 404 with IPINTEL_MCP=false.",
     security,
     requestBody: {
       required: true,
@@ -566,7 +566,14 @@ export const MCP_DOC = {
       },
       "202": { description: "A notification or response accepted (no body)" },
       ...everyRoute,
+      "400": {
+        description:
+          "A JSON-RPC error object: parse error (-32700), invalid request (-32600: the envelope, a batch over 32 messages, nesting over 32 levels, an unsupported MCP-Protocol-Version) or invalid params (-32602)",
+        content: { "application/json": { schema: { type: "object" } } },
+      },
       "401": lookupErrors["401"],
+      "413": errorResponse("Body over 1 MiB"),
+      "429": lookupErrors["429"],
       "404": errorResponse("IPINTEL_MCP is off"),
       "406": { description: "Accept names neither application/json nor text/event-stream" },
       "415": { description: "Body sent without Content-Type: application/json" },
