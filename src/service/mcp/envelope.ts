@@ -56,11 +56,6 @@ export function rpcError(failure: RpcFailure) {
   };
 }
 
-/** The message the size bound refuses (the body or line is not read past it). */
-export function tooLongMessage(what: string): string {
-  return `${what} is larger than the limit of ${MCP_MESSAGE_LIMIT} bytes`;
-}
-
 /** Refuses an `MCP-Protocol-Version` header the SDK does not speak (absent: the default). */
 export function checkProtocolVersion(header: string | null): RpcFailure | null {
   if (header === null || SUPPORTED_PROTOCOL_VERSIONS.includes(header)) return null;
