@@ -75,8 +75,15 @@ export function mcpHandler(tools: AppTools): Handler {
     });
     await server.connect(transport);
     try {
-      return await transport.handleRequest(c, parsed.batch ? messages : messages[0]) ??
-        c.body(null, 202);
+      const answer = await transport.handleRequest(c, parsed.batch ? messages : messages[0]);
+      if (!answer) return c.body(null, 202);
+      // JSON-RPC answers a batch with an array; the SDK answers a batch of one request with
+      // that answer alone.
+      if (parsed.batch && answer.status === 200) {
+        const text = await answer.text();
+        return c.body(text.startsWith("[") ? text : `[${text}]`, 200, FORMAT_HEADERS.json);
+      }
+      return answer;
     } catch (error) {
       // The SDK's own refusals (checked above already): its 4xx as it made it, never a 500.
       if (error instanceof HTTPException) return error.getResponse();
