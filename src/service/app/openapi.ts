@@ -35,6 +35,7 @@ const GROUP_SCHEMAS: Record<keyof typeof RESULT_LAYOUT, string | null> = {
 function leafSchema(leaf: LayoutLeaf): Schema {
   const schema: Schema = { type: leaf.nullable ? [leaf.leaf, "null"] : leaf.leaf };
   if (leaf.items) schema.items = groupSchema(leaf.items);
+  if (leaf.fields) Object.assign(schema, groupSchema(leaf.fields), { type: schema.type });
   if (leaf.enum) schema.enum = leaf.nullable ? [...leaf.enum, null] : [...leaf.enum];
   if (leaf.description) schema.description = leaf.description;
   return schema;
