@@ -195,7 +195,8 @@ export function createLookup(deps: LookupDeps): Lookup {
     options: LookupOptions,
   ): CrawlerVerdict | null => {
     const ua = options.userAgent;
-    if (!ua || (!crawlers.installed && !options.selection?.risk)) return null;
+    // An `at` answer judges no claim: the crawler lists keep no history.
+    if (!ua || options.at || (!crawlers.installed && !options.selection?.risk)) return null;
     return crawlers.verdict(signals, crawlers.claimOf(ua));
   };
 

@@ -190,3 +190,16 @@ Deno.test("a claim no installed list can judge is no crawler, and risk.reason sa
   assert.equal(lookup.claimKey!("Applebot/0.1"), "Apple\tApplebot");
   assert.equal(lookup.claimKey!(CHROME), "");
 });
+
+Deno.test("an `at` answer judges no claim: the crawler lists keep no history", () => {
+  const now = createLookup({
+    data,
+    now: () => new Date(),
+    parseUserAgent: createUserAgentParser(),
+  });
+  const at = new Date(); // after the update that made the data (its history starts there)
+  const past = now("3.5.140.1", { ...RISK, userAgent: GOOGLEBOT, at });
+  assert.equal(past.risk!.crawler, null);
+  assert.equal(past.risk!.asOf, at.toISOString());
+  assert.doesNotMatch(past.risk!.reason, /Googlebot/);
+});
