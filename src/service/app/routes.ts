@@ -113,7 +113,9 @@ function answerKey(address: string, p: LookupRequest, find: Lookup): string {
   const selection = p.selection === null ? "*" : p.selection.names.join(",");
   const userAgent = showsUserAgent(p.selection)
     ? p.userAgent ?? ""
-    : `claim:${find.claimKey?.(p.userAgent, p) ?? p.userAgent ?? ""}`;
+    : showsVerdict(p.selection)
+    ? `claim:${find.claimKey?.(p.userAgent, p) ?? p.userAgent ?? ""}`
+    : "";
   return `${p.format}\n${p.lang ?? ""}\n${
     p.at?.getTime() ?? ""
   }\n${selection}\n${userAgent}\n${address}`;
@@ -124,6 +126,16 @@ function answerKey(address: string, p: LookupRequest, find: Lookup): string {
  * path or a bare name (`current_time`).
  */
 const showsTime = (selection: FieldSelection | null) => selection === null || selection.timezone;
+
+/**
+ * Whether the answer shows the crawler verdict: `isThreat` (a fake is medium) or `risk`
+ * (its `crawler` and `reason`), by the group, a path or a bare name.
+ */
+const showsVerdict = (selection: FieldSelection | null) =>
+  selection === null || selection.risk ||
+  selection.names.some((name) =>
+    name === "security" || name === "isThreat" || name === "security.isThreat"
+  );
 
 /** Whether the answer shows the parsed user agent, by a path or a bare name (`browser`). */
 const showsUserAgent = (selection: FieldSelection | null) =>

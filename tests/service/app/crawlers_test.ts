@@ -192,6 +192,16 @@ Deno.test("20 alternating user agents on one address each get their own answer, 
   await get("/ip/81.2.69.142?get=security", FIREFOX);
   await get("/ip/81.2.69.142?get=security", "curl/8.5.0");
   assert.equal(counts.hits, 2);
+  // Where the verdict does not show, a crawler's claim is the same answer too.
+  counts.hits = 0;
+  await get("/ip/81.2.69.142?get=country", GOOGLEBOT);
+  await get("/ip/81.2.69.142?get=country", CHROME);
+  assert.equal(counts.hits, 1);
+  for (const path of ["?get=isThreat", "?get=security.isThreat", "?get=reason"]) {
+    const fake = await json(`/ip/81.2.69.142${path}`, GOOGLEBOT);
+    const browser = await json(`/ip/81.2.69.142${path}`, CHROME);
+    assert.notDeepEqual(fake, browser, path);
+  }
   const googlebot = await json("/ip/81.2.69.142?get=security", GOOGLEBOT);
   assert.equal(googlebot.security.isThreat, "medium");
   assert.equal((await json("/ip/81.2.69.142?get=security", CHROME)).security.isThreat, "low");
