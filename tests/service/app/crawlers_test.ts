@@ -162,6 +162,27 @@ Deno.test("XML and CSV carry risk.crawler: an element, and three columns empty w
   );
 });
 
+Deno.test("a streamed bulk CSV naming risk has the crawler's columns and values", async () => {
+  const response = await get("/bulk?format=csv&get=risk", GOOGLEBOT, cachedApp, {
+    method: "POST",
+    headers: { "content-type": "text/plain" },
+    body: "3.5.140.1\n66.249.66.1\n",
+  });
+  const [header, fake, real] = (await response.text()).split("\r\n");
+  const columns = header!.split(",");
+  const at = columns.indexOf("risk.crawler.name");
+  assert.deepEqual(columns.slice(at, at + 3), [
+    "risk.crawler.name",
+    "risk.crawler.operator",
+    "risk.crawler.verified",
+  ]);
+  assert.ok(columns.includes("risk.reason") && columns.includes("risk.matches"), header);
+  const cells = (row: string) =>
+    row.match(/("([^"]|"")*"|[^,]*)(,|$)/g)!.map((c) => c.replace(/,$/, ""));
+  assert.deepEqual(cells(fake!).slice(at, at + 3), ["Googlebot", "Google", "false"]);
+  assert.deepEqual(cells(real!).slice(at, at + 3), ["Googlebot", "Google", "true"]);
+});
+
 Deno.test("20 alternating user agents on one address each get their own answer, with and without the cache", async () => {
   const agents = [GOOGLEBOT, CHROME, GOOGLEBOT, FIREFOX, BINGBOT];
   for (
