@@ -16,8 +16,13 @@ import { AnswerCache } from "../../../src/service/app/answer_cache.ts";
 import type { App } from "../../../src/service/app/app.ts";
 import { PolicyGate } from "../../../src/service/policy/gate.ts";
 import { startFeedServer } from "../../data/update/_feed_server.ts";
-import { defaultCrawlerSources, writeCrawlerDataDir } from "../../data/update/_crawler_feeds.ts";
+import {
+  defaultCrawlerSources,
+  snapshotPrefixes,
+  writeCrawlerDataDir,
+} from "../../data/update/_crawler_feeds.ts";
 import { CHROME, FIXED_NOW, fixtureApp, peer } from "../../_helpers.ts";
+import { CRAWLER_GATE_FEEDS, writeGateDataDir } from "../policy/_gate_data.ts";
 
 const GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
 const BINGBOT =
@@ -284,4 +289,39 @@ Deno.test("the OpenAPI Risk schema has crawler: an object of name, operator and 
   assert.deepEqual(crawler.type, ["object", "null"]);
   assert.deepEqual(crawler.required, ["name", "operator", "verified"]);
   assert.equal(crawler.properties.verified.type, "boolean");
+});
+
+Deno.test("/asn/{n} lists the crawler lists naming part of the AS, after the security lists", async () => {
+  // The gate's data: AS15169 holds Google's crawler block 66.249.64.0/19 (and 8.8.8.0/24).
+  const gateData = await writeGateDataDir(CRAWLER_GATE_FEEDS);
+  try {
+    const opened = await openDataSet(gateData);
+    const lookup = createLookup({
+      data: opened,
+      now: () => FIXED_NOW,
+      parseUserAgent: createUserAgentParser(),
+    });
+    const asnApp = await fixtureApp({ slot: { current: { data: opened, lookup } } });
+    const response = await get("/asn/15169?get=lists", null, asnApp);
+    const text = await response.text();
+    assert.equal(response.status, 200, text);
+    const lists = JSON.parse(text).data.lists as {
+      source: string;
+      kind: string;
+      ipv4Addresses: number;
+    }[];
+    assert.deepEqual(lists.map((l) => [l.kind, l.source]), [
+      ["hosting", "x4bnet-datacenter-ipv4"],
+      ["crawler", "google-googlebot"],
+    ]);
+    // Googlebot's prefixes inside 66.249.64.0/19, counted as addresses.
+    const inBlock = snapshotPrefixes("googlebot-ipv4.txt").filter((cidr) => {
+      const [a, b, c] = cidr.split(".").map(Number);
+      return a === 66 && b === 249 && c! >= 64 && c! < 96;
+    });
+    const addresses = inBlock.reduce((n, cidr) => n + 2 ** (32 - Number(cidr.split("/")[1])), 0);
+    assert.equal(lists[1]!.ipv4Addresses, addresses);
+  } finally {
+    await Deno.remove(gateData, { recursive: true });
+  }
 });
