@@ -102,6 +102,9 @@ const KIND_FORMATS: Partial<Record<SourceKind, readonly SourceFormat[]>> = {
   crawler: ["crawler-json", "ip-list", "csv-ranges"],
 };
 
+/** A crawler's or operator's name: printable ASCII (a header value carries it). */
+const PRINTABLE_NAME = /^[\x20-\x7e]{1,64}$/;
+
 /** A user-agent product token (RFC 9110 `token`, as a product name uses it). */
 const PRODUCT_TOKEN = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/;
 
@@ -334,6 +337,12 @@ function crawlerFields(
   }
   const operator = text("operator", true, 'who runs the crawler, e.g. "Google"')!;
   const crawler = text("crawler", true, 'the crawler\'s name, e.g. "Googlebot"')!;
+  // Both are written into X-IP-Risk (`crawler:<name>`): a header value takes printable ASCII.
+  for (const [key, value] of [["operator", operator], ["crawler", crawler]] as const) {
+    if (!PRINTABLE_NAME.test(value)) {
+      fail(where, `${key} ${show(value)}: expected printable ASCII, at most 64 characters`);
+    }
+  }
   const tokens = s.userAgents;
   if (tokens === undefined) return { operator, crawler };
   if (

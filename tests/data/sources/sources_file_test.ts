@@ -232,6 +232,8 @@ Deno.test("sources file: a crawler list names its operator and crawler; its toke
       /\(c\) operator is missing: expected who runs the crawler/,
     ],
     [{ ...crawler, crawler: "" }, /\(c\) crawler "": expected the crawler's name/],
+    [{ ...crawler, crawler: "Bingbot™" }, /\(c\) crawler "Bingbot™": expected printable ASCII/],
+    [{ ...crawler, operator: "G\nX" }, /\(c\) operator "G\\nX": expected printable ASCII/],
     [
       { ...crawler, userAgents: "Googlebot" },
       /\(c\) userAgents "Googlebot": expected a list of user-agent product tokens/,
