@@ -10,12 +10,14 @@
 
 /** One value of the result: its JSON type, and whether it may be null (unknown). */
 export interface LayoutLeaf {
-  readonly leaf: "string" | "number" | "integer" | "boolean" | "array";
+  readonly leaf: "string" | "number" | "integer" | "boolean" | "array" | "object";
   readonly nullable: boolean;
   readonly enum?: readonly string[];
   readonly description?: string;
   /** `array` leaves: the layout of each entry (selected only as a whole). */
   readonly items?: LayoutGroup;
+  /** `object` leaves (an object or null): its keys (selected only as a whole). */
+  readonly fields?: LayoutGroup;
 }
 
 /** A group of the result: keys in output order. */
@@ -103,11 +105,26 @@ export const RISK_LAYOUT = {
     description: "The abuse axis: `listed` when a threat list names the address",
   },
   provider: { ...text, description: "The hosting or relay provider, as the sources file names it" },
+  crawler: {
+    leaf: "object",
+    nullable: true,
+    description:
+      "A known crawler: verified when the address is in a range its operator publishes (whatever the user agent says); not verified when the request's user agent claims it from outside its operator's ranges (a fake); null otherwise, and when no crawler source is installed",
+    fields: {
+      name: { leaf: "string", nullable: false, description: "The crawler, e.g. Googlebot" },
+      operator: { leaf: "string", nullable: false, description: "Who runs it, e.g. Google" },
+      verified: {
+        leaf: "boolean",
+        nullable: false,
+        description: "true: in its operator's published ranges; false: a fake",
+      },
+    },
+  },
   matches: {
     leaf: "array",
     nullable: false,
     description:
-      "Every installed source listing the address: by kind (tor, vpn, hosting, threat, relay, allow, anonymous-ip), the most specific entry first within a kind",
+      "Every installed source listing the address: by kind (tor, vpn, hosting, threat, relay, allow, crawler, anonymous-ip), the most specific entry first within a kind",
     items: {
       source: { leaf: "string", nullable: false, description: "Its name in the sources file" },
       kind: { leaf: "string", nullable: false },
@@ -170,6 +187,7 @@ type ValueOf<N> = N extends LayoutLeaf ? LeafValue<N> | (N["nullable"] extends t
 
 type LeafValue<N extends LayoutLeaf> = N extends { enum: readonly (infer E)[] } ? E
   : N extends { items: infer G } ? ValueOf<G>[]
+  : N extends { fields: infer G } ? ValueOf<G>
   : N["leaf"] extends "string" ? string
   : N["leaf"] extends "boolean" ? boolean
   : number;

@@ -42,7 +42,7 @@ export const ASN_LAYOUT = {
     leaf: "array",
     nullable: false,
     description:
-      "Each installed security list naming part of the AS (none: empty), by kind then name, with how much of the AS it names",
+      "Each installed security or crawler list naming part of the AS (none: empty), by kind then name, with how much of the AS it names",
     items: {
       source: {
         leaf: "string",
@@ -52,7 +52,7 @@ export const ASN_LAYOUT = {
       kind: {
         leaf: "string",
         nullable: false,
-        enum: ["tor", "vpn", "hosting", "threat", "relay", "allow"],
+        enum: ["tor", "vpn", "hosting", "threat", "relay", "allow", "crawler"],
       },
       ipv4Addresses: count("The AS's IPv4 addresses the list names"),
       ipv6Slash64s: count("The AS's IPv6 space the list names, in /64 networks"),

@@ -8,6 +8,9 @@
 import type { MmdbDatabase } from "../../data/mmdb/reader.ts";
 import type { FeedRecord } from "../../data/mmdb/records.ts";
 import { RISK_KINDS } from "../../data/risk/security.ts";
+
+/** The kinds whose lists the view counts: the security lists, then the crawlers' ranges. */
+const LIST_KINDS = [...RISK_KINDS, "crawler"] as const;
 import type { DataSet } from "../../data/sources/data_set.ts";
 import { blockBytes, copyBlock, createSlash64Counter, ipv4Size } from "./blocks.ts";
 import { type Block, createTreeNetworks, type TreeNetworks } from "./tree_networks.ts";
@@ -49,11 +52,12 @@ function sourcesOf(record: FeedRecord | null): string[] {
 
 /**
  * The installed lists naming part of the AS, by kind (tor, vpn, hosting,
- * threat, relay, allow) then name; lists naming none of it are left out.
+ * threat, relay, allow, then the crawlers' published ranges) then name; lists
+ * naming none of it are left out.
  */
 export function listShares(data: Pick<DataSet, "feeds">, space: AsnSpace): ListShare[] {
   const shares: ListShare[] = [];
-  for (const kind of RISK_KINDS) {
+  for (const kind of LIST_KINDS) {
     const content = data.feeds?.[kind];
     if (!content) continue;
     const found = new Map<string, { v4: number; v6: ReturnType<typeof createSlash64Counter> }>();

@@ -16,7 +16,9 @@
  *   the rows that succeeded (so they follow the result layout), then the columns only
  *   failed bulk items have (`error.status`, `error.message`), last, whichever item
  *   comes first. A row without a column gets an empty cell.
- * - `null` is an empty cell; booleans are `true`/`false`; non-finite numbers are empty.
+ * - `null` is an empty cell; booleans are `true`/`false`; non-finite numbers are empty. A
+ *   layout's object leaf (`risk.crawler`: an object or null) has its fields' columns
+ *   either way, empty when null, so rows of a bulk answer share them.
  *
  * Spreadsheet formulas (OWASP "CSV injection"): a text cell that begins with `=`, `+`,
  * `-`, `@`, tab or CR is prefixed with `'`, so a spreadsheet shows it as text instead of
@@ -27,13 +29,24 @@
  */
 
 import { rememberedTexts } from "../../base/shared_part.ts";
-import type { Json } from "../../base/types.ts";
+import { isLayoutLeaf, type Json, type LayoutGroup, SELECTABLE_LAYOUT } from "../../base/types.ts";
 
 /** The record delimiter (RFC 4180). */
 export const CSV_RECORD_DELIMITER = "\r\n";
 
 /** Column name of a row that is not an object (not produced by the service itself). */
 const VALUE_COLUMN = "value";
+
+/** The layout's object leaves (an object or null) by key, with their fields' keys. */
+const OBJECT_LEAVES: ReadonlyMap<string, readonly string[]> = objectLeaves(SELECTABLE_LAYOUT);
+
+function objectLeaves(group: LayoutGroup, out = new Map<string, string[]>()) {
+  for (const [key, node] of Object.entries(group)) {
+    if (!isLayoutLeaf(node)) objectLeaves(node, out);
+    else if (node.leaf === "object" && node.fields) out.set(key, Object.keys(node.fields));
+  }
+  return out;
+}
 
 /** A field that must be quoted: it holds the delimiter, a quote, CR or LF. */
 const NEEDS_QUOTES = /[",\r\n]/;
@@ -128,6 +141,11 @@ function flatten(value: { [key: string]: Json }, prefix: string | null): Flat {
       dotted ||= inner.dotted;
       for (const c of inner.columns) columns.push(c);
       for (const c of inner.cells) cells.push(c);
+    } else if (child === null && OBJECT_LEAVES.has(key)) {
+      for (const field of OBJECT_LEAVES.get(key)!) {
+        columns.push(`${column}.${field}`);
+        cells.push("");
+      }
     } else {
       columns.push(column);
       cells.push(cellText(key, child));
@@ -170,6 +188,10 @@ function singleRow(row: { [key: string]: Json }): string | null {
       if (flat.columns.length === 0) continue;
       columnText = flat.header ?? flat.columns.map(field).join(",");
       rowText = flat.row ?? flat.cells.map(field).join(",");
+    } else if (child === null && OBJECT_LEAVES.has(key)) {
+      const fields = OBJECT_LEAVES.get(key)!;
+      columnText = fields.map((f) => field(`${key}.${f}`)).join(",");
+      rowText = ",".repeat(fields.length - 1);
     } else {
       columnText = field(key);
       rowText = field(cellText(key, child));

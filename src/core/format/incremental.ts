@@ -18,7 +18,13 @@
  */
 
 import type { BulkItem, BulkStop } from "../../base/types.ts";
-import { isLayoutLeaf, type Json, type LayoutGroup, RESULT_LAYOUT } from "../../base/types.ts";
+import {
+  isLayoutLeaf,
+  type Json,
+  type LayoutGroup,
+  RESULT_LAYOUT,
+  SELECTABLE_LAYOUT,
+} from "../../base/types.ts";
 import { csvColumns, csvHeader, csvRow } from "./csv.ts";
 import { CONTENT_TYPES, type OutputFormat, parseFormat } from "./render.ts";
 import { asciiJson, bulkItemJson } from "./result_json.ts";
@@ -94,7 +100,9 @@ export function streamWriter(format: StreamFormat, selection: FieldSelection | n
       };
     }
     case "csv": {
-      const columns = [...csvColumns(applySelection(TEMPLATE, selection)), ...ERROR_COLUMNS];
+      // A selection may name the opt-in groups (`risk`, `network`): its template has them.
+      const template = selection === null ? TEMPLATE : SELECTABLE_TEMPLATE;
+      const columns = [...csvColumns(applySelection(template, selection)), ...ERROR_COLUMNS];
       return {
         contentType: CONTENT_TYPES.csv,
         head: () => csvHeader(columns),
@@ -134,6 +142,9 @@ const ERROR_COLUMNS = ["error.status", "error.message"] as const;
 
 /** A result with every key of the layout (values null): the columns every result has. */
 const TEMPLATE = templateOf(RESULT_LAYOUT) as unknown as BulkItem;
+
+/** The same with the opt-in groups, for a selection to pick from. */
+const SELECTABLE_TEMPLATE = templateOf(SELECTABLE_LAYOUT) as unknown as BulkItem;
 
 function templateOf(group: LayoutGroup): { [key: string]: Json } {
   const out: { [key: string]: Json } = {};

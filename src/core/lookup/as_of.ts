@@ -64,8 +64,8 @@ export function createAsOf(
     const asOf = at.toISOString();
     const risk: RiskSource = {
       signals: lists.signals,
-      explain: (ip, asn) => ({
-        ...lists.explain(ip, asn),
+      explain: (ip, asn, verdict) => ({
+        ...lists.explain(ip, asn, verdict),
         asOf,
         ...(empty ? { reason: `unknown: no security list was installed at ${asOf}` } : {}),
       }),

@@ -14,7 +14,12 @@ import {
 import { type ParsedIp, parseIp, parseIpOrReason } from "../../base/ip/parse.ts";
 import { reservedRangeName } from "../../base/ip/reserved.ts";
 import { formatNetwork } from "../../base/ip/cidr.ts";
-import { type RiskSignals, type RiskSource, securityOf } from "../../data/risk/security.ts";
+import {
+  type CrawlerVerdict,
+  type RiskSignals,
+  type RiskSource,
+  securityOf,
+} from "../../data/risk/security.ts";
 import type { DataSet } from "../../data/sources/data_set.ts";
 import type { CityRecord } from "../../data/mmdb/records.ts";
 import type { MmdbDatabase } from "../../data/mmdb/reader.ts";
@@ -36,6 +41,8 @@ import { createOverride } from "./override.ts";
 import { createAsOf, securityAsOf } from "./as_of.ts";
 import { createMatchedNetworks } from "./matched_networks.ts";
 import { sharedPart } from "../../base/shared_part.ts";
+import { createCrawlerJudge } from "./crawler.ts";
+import { claimKey } from "../ua/crawler_claim.ts";
 
 export interface LookupDeps {
   data: DataSet;
@@ -49,7 +56,10 @@ export interface LookupDeps {
 }
 
 export interface LookupOptions {
-  /** The user-agent string to parse; attached per call, never cached with the address. */
+  /**
+   * The request's user agent: parsed for `userAgent`, and read for a claim to be a
+   * known crawler (`risk.crawler`, and a fake's `isThreat`); never cached with the address.
+   */
   userAgent?: string | null;
   /**
    * A language the City database carries, or a tag that falls back to one (`de-DE` → `de`,
@@ -99,6 +109,21 @@ export interface Lookup {
    * batches, whose addresses are mostly met once. Without it, lookups fill them.
    */
   withoutCacheFills?<T>(scan: () => T): T;
+  /**
+   * The crawler verdict on a user agent at an address whose security signals
+   * are `signals` (what the lookup folds into `security` and `risk`); null when
+   * the user agent claims no known crawler.
+   */
+  crawlerVerdict?(
+    signals: RiskSignals,
+    userAgent: string | null | undefined,
+  ): CrawlerVerdict | null;
+  /**
+   * What an answer depends on of a user agent where it shows no part of it but
+   * the crawler verdict: the claimed crawler, or "" (a cache key part); "" also
+   * where the claim cannot change the answer (no crawler list installed and no `risk`).
+   */
+  claimKey?(userAgent: string | null | undefined, options?: LookupOptions): string;
 }
 
 /** One lookup's result and the parts of its sources that the result's layout folds away. */
@@ -163,6 +188,17 @@ export function createLookup(deps: LookupDeps): Lookup {
   const overridden = data.location ? createOverride(languages) : null;
   const asOf = createAsOf(data, now);
   const matchedNetworks = createMatchedNetworks(data, risk);
+  const crawlers = createCrawlerJudge(data.crawlers ?? []);
+  /** The verdict on the request's crawler claim: only read where it can change the answer. */
+  const crawlerVerdict = (
+    signals: RiskSignals,
+    options: LookupOptions,
+  ): CrawlerVerdict | null => {
+    const ua = options.userAgent;
+    // An `at` answer judges no claim: the crawler lists keep no history.
+    if (!ua || options.at || (!crawlers.installed && !options.selection?.risk)) return null;
+    return crawlers.verdict(signals, crawlers.claimOf(ua));
+  };
 
   // A country's facts, and its flag and currency as one shared part each per country and
   // language, so their text is written once for all the places of the country (not once
@@ -252,7 +288,9 @@ export function createLookup(deps: LookupDeps): Lookup {
     // the operator's geofeed does.
     if (!place && connection === NO_CONNECTION) return null;
     const past = options.at ? asOf(options.at) : null;
-    const signals = (past?.risk ?? risk).signals(ip, connection.asn_number);
+    let signals = (past?.risk ?? risk).signals(ip, connection.asn_number);
+    const verdict = crawlerVerdict(signals, options);
+    if (verdict?.fake) signals = { ...signals, fakeCrawler: verdict.claim };
     // Without feeds every address has the same signals object: its verdict is kept.
     if (signals !== lastSignals) {
       lastSignals = signals;
@@ -275,7 +313,7 @@ export function createLookup(deps: LookupDeps): Lookup {
       security: past ? securityAsOf(lastSecurity!, past.asOf) : lastSecurity!,
     };
     if (options.selection?.risk) {
-      result.risk = (past?.risk ?? risk).explain(ip, connection.asn_number);
+      result.risk = (past?.risk ?? risk).explain(ip, connection.asn_number, verdict);
     }
     if (options.selection?.network) result.network = matchedNetworks(ip, connection.asn_number);
     return result;
@@ -304,6 +342,12 @@ export function createLookup(deps: LookupDeps): Lookup {
     const result = lookupParsed(ip, options, seen);
     return { result, city: seen.city, network: networkOf(ip), signals: seen.signals };
   };
+  lookup.crawlerVerdict = (signals, userAgent) =>
+    crawlerVerdict(signals, { userAgent, selection: RISK_SELECTION });
+  lookup.claimKey = (userAgent, options = {}) =>
+    userAgent && (crawlers.installed || options.selection?.risk)
+      ? claimKey(crawlers.claimOf(userAgent))
+      : "";
   const withoutCacheFills = data.withoutCacheFills;
   if (withoutCacheFills) {
     lookup.withoutCacheFills = (scan) => {
@@ -341,6 +385,9 @@ function notFoundItem(input: string, ip: ParsedIp): FailedItem {
     },
   };
 }
+
+/** A selection naming `risk`: a claim is read even with no crawler list installed. */
+const RISK_SELECTION = Object.freeze({ risk: true });
 
 const NO_SIGNALS: RiskSignals = Object.freeze({
   tor: null,

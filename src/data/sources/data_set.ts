@@ -65,6 +65,16 @@ export interface InstalledSource {
   attribution: string;
 }
 
+/** An installed crawler list: what a user agent's claim is judged against. */
+export interface InstalledCrawler {
+  /** The list's name in the sources file. */
+  source: string;
+  crawler: string;
+  operator: string;
+  /** The user-agent product tokens that claim it (may be none). */
+  userAgents: readonly string[];
+}
+
 /** A configured source that is not installed. */
 export interface AbsentSource {
   name: string;
@@ -84,6 +94,11 @@ export interface DataSet {
   readonly risk: RiskSource;
   /** The operator's geofeeds (`location` lists): answered ahead of the City database. */
   readonly location?: FeedMembership | null;
+  /**
+   * The installed crawler lists (`crawler` kind): each one's crawler, operator and
+   * the user-agent tokens that claim it, in the manifest's order. Empty: none installed.
+   */
+  readonly crawlers?: readonly InstalledCrawler[];
   /** Each installed list kind's compiled trees and AS-number lists, as they are (the ASN view). */
   readonly feeds?: Readonly<Partial<Record<FeedKind, FeedContent>>>;
   readonly manifest: Manifest;
@@ -313,6 +328,7 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
     facts.set(entryName(entry), {
       dataDate: date,
       ...(entry.provider ? { provider: entry.provider } : {}),
+      ...(entry.kind === "crawler" ? crawlerFacts(entry) : {}),
     });
   }
   const anonymousIpSource = installed.find((s) => s.kind === "anonymous-ip");
@@ -322,6 +338,7 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
   const history = await loadHistory(dataDir);
   const risk = createRiskSource({
     ...Object.fromEntries(RISK_KINDS.map((kind) => [kind, feeds[kind]])),
+    crawler: feeds.crawler,
     anonymousIp,
     anonymousIpName: anonymousIpSource?.name,
     facts,
@@ -360,6 +377,13 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
     anonymousIp,
     risk,
     location: feeds.location,
+    crawlers: feeds.crawler
+      ? manifest.sources.filter((e) => e.kind === "crawler").map((e) => ({
+        source: entryName(e),
+        ...crawlerFacts(e),
+        userAgents: Object.freeze([...(e.userAgents ?? [])]),
+      }))
+      : [],
     feeds: Object.fromEntries(
       FEED_KINDS.flatMap((kind) => feeds[kind] ? [[kind, feeds[kind].content]] : []),
     ),
@@ -373,6 +397,14 @@ export async function openDataSet(dataDir: string, options: OpenOptions = {}): P
       : null,
     files: shared,
     withoutCacheFills: withoutCacheFillsOf(databases),
+  };
+}
+
+/** A crawler entry's crawler and operator (the list's own name where an older manifest lacks them). */
+function crawlerFacts(entry: ManifestEntry): { crawler: string; operator: string } {
+  return {
+    crawler: entry.crawler ?? entryName(entry),
+    operator: entry.operator ?? entryName(entry),
   };
 }
 

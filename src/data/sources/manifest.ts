@@ -17,7 +17,8 @@ export type SourceKind =
   | "threat"
   | "relay"
   | "allow"
-  | "location";
+  | "location"
+  | "crawler";
 
 /** Kinds held in one MaxMind DB each (at most one source of each). */
 /** How a source delivers its data (the sources file's `format`). */
@@ -36,6 +37,7 @@ export const SOURCE_FORMATS = [
   "drop-json",
   "ipsum",
   "geofeed",
+  "crawler-json",
 ] as const;
 export type SourceFormat = typeof SOURCE_FORMATS[number];
 
@@ -52,7 +54,8 @@ export type DatabaseKind = typeof DATABASE_KINDS[number];
 /**
  * Kinds compiled from lists (any number of sources each, one tree per kind):
  * the security kinds, `allow` (the operator's ranges: flags cleared) and
- * `location` (the operator's geofeed, answered ahead of the City database).
+ * `location` (the operator's geofeed, answered ahead of the City database) and
+ * `crawler` (the ranges a crawler's operator publishes: its real crawlers).
  */
 export const FEED_KINDS = [
   "tor",
@@ -62,6 +65,7 @@ export const FEED_KINDS = [
   "relay",
   "allow",
   "location",
+  "crawler",
 ] as const satisfies readonly SourceKind[];
 export type FeedKind = typeof FEED_KINDS[number];
 
@@ -115,6 +119,12 @@ export interface ManifestEntry {
   download?: DownloadState;
   /** Hosting and relay lists: the provider the sources file names (shown by the `risk` group). */
   provider?: string;
+  /** Crawler lists: who runs the crawler ("Google"), as the sources file names it. */
+  operator?: string;
+  /** Crawler lists: the crawler the ranges are published for ("Googlebot"). */
+  crawler?: string;
+  /** Crawler lists: the user-agent product tokens that claim the crawler. */
+  userAgents?: string[];
   /** `ipsum` lists: the fewest blocklists an address must be on (the sources file's setting). */
   minCount?: number;
   /**

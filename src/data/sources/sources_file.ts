@@ -42,6 +42,16 @@ export interface SourceSpec {
   provider?: string;
   /** `ipsum`: the fewest blocklists an address must be on to count (default 3). */
   minCount?: number;
+  /** Crawler lists (required there): who runs the crawler, e.g. "Google". */
+  operator?: string;
+  /** Crawler lists (required there): the crawler the ranges are for, e.g. "Googlebot". */
+  crawler?: string;
+  /**
+   * Crawler lists: the user-agent product tokens that claim this crawler
+   * (`Googlebot`, `Googlebot-Image`); a user agent naming one from outside the
+   * operator's ranges is a fake.
+   */
+  userAgents?: string[];
   /** Shown by /status and /ready; "not stated" when the file gives none. */
   license: string;
   attribution: string;
@@ -71,6 +81,9 @@ const SOURCE_FIELDS = [
   "file",
   "provider",
   "minCount",
+  "operator",
+  "crawler",
+  "userAgents",
   "license",
   "attribution",
   "maxDownloadMB",
@@ -86,7 +99,14 @@ const _EVERY_FIELD_LISTED: Record<
 /** Formats each list kind accepts, where not every list format fits. */
 const KIND_FORMATS: Partial<Record<SourceKind, readonly SourceFormat[]>> = {
   location: ["geofeed"],
+  crawler: ["crawler-json", "ip-list", "csv-ranges"],
 };
+
+/** A crawler's or operator's name: printable ASCII (a header value carries it). */
+const PRINTABLE_NAME = /^[\x20-\x7e]{1,64}$/;
+
+/** A user-agent product token (RFC 9110 `token`, as a product name uses it). */
+const PRODUCT_TOKEN = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/;
 
 export interface SourcesFile {
   /** The npm registry of `npm` sources; `IPINTEL_NPM_REGISTRY` wins over it. */
@@ -259,6 +279,7 @@ export function parseSourcesFile(
     if (provider !== undefined && kind !== "hosting" && kind !== "relay") {
       fail(where, "provider: only hosting and relay lists name a provider");
     }
+    const crawler = crawlerFields(s, kind, where, text, fail);
     let minCount: number | undefined;
     if (s.minCount !== undefined) {
       if (format !== "ipsum") fail(where, 'minCount: only the "ipsum" format has a count');
@@ -289,11 +310,53 @@ export function parseSourcesFile(
       ...(file ? { file } : {}),
       ...(provider ? { provider } : {}),
       ...(minCount !== undefined ? { minCount } : {}),
+      ...crawler,
       license: text("license", false) ?? NOT_STATED,
       attribution: text("attribution", false) ?? NOT_STATED,
     };
   });
   return { ...(root.registry ? { registry: root.registry as string } : {}), sources };
+}
+
+/**
+ * A crawler list's `operator`, `crawler` (both required) and `userAgents`
+ * (product tokens); other kinds may not name them.
+ */
+function crawlerFields(
+  s: Record<string, unknown>,
+  kind: SourceKind,
+  where: string,
+  text: (key: string, required: boolean, expected?: string) => string | undefined,
+  fail: (where: string, message: string) => never,
+): Pick<SourceSpec, "operator" | "crawler" | "userAgents"> {
+  if (kind !== "crawler") {
+    for (const key of ["operator", "crawler", "userAgents"]) {
+      if (s[key] !== undefined) fail(where, `${key}: only crawler lists name ${key}`);
+    }
+    return {};
+  }
+  const operator = text("operator", true, 'who runs the crawler, e.g. "Google"')!;
+  const crawler = text("crawler", true, 'the crawler\'s name, e.g. "Googlebot"')!;
+  // Both are written into X-IP-Risk (`crawler:<name>`): a header value takes printable ASCII.
+  for (const [key, value] of [["operator", operator], ["crawler", crawler]] as const) {
+    if (!PRINTABLE_NAME.test(value)) {
+      fail(where, `${key} ${show(value)}: expected printable ASCII, at most 64 characters`);
+    }
+  }
+  const tokens = s.userAgents;
+  if (tokens === undefined) return { operator, crawler };
+  if (
+    !Array.isArray(tokens) ||
+    tokens.some((t) => typeof t !== "string" || !PRODUCT_TOKEN.test(t))
+  ) {
+    fail(
+      where,
+      `userAgents ${
+        show(tokens)
+      }: expected a list of user-agent product tokens, e.g. ["Googlebot", "Googlebot-Image"]`,
+    );
+  }
+  return { operator, crawler, userAgents: tokens as string[] };
 }
 
 /** The npm package and version (null = newest) an `npm:` URL names. */

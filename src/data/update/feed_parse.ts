@@ -14,12 +14,14 @@
  *   blocklists naming the address); only addresses on `minCount` or more lists count.
  * - `aws-json`, `google-json`, `oracle-json`, `azure-json`: the providers'
  *   range files (cloud_json.ts); `drop-json`: Spamhaus DROP (drop_json.ts);
- *   `geofeed`: RFC 8805 CSV (geofeed.ts).
+ *   `geofeed`: RFC 8805 CSV (geofeed.ts); `crawler-json`: the crawler operators'
+ *   published ranges (crawler_json.ts).
  */
 
 import type { SourceFormat } from "../sources/manifest.ts";
 import { DEFAULT_IPSUM_MIN_COUNT } from "../sources/sources_file.ts";
 import { parseAws, parseAzure, parseGoogle, parseOracle } from "./cloud_json.ts";
+import { parseCrawlerJson } from "./crawler_json.ts";
 import { parseDropJson } from "./drop_json.ts";
 import {
   checkNetwork,
@@ -88,6 +90,9 @@ export function parseFeed(
       break;
     case "geofeed":
       parseGeofeed(text, label, feed);
+      break;
+    case "crawler-json":
+      parseCrawlerJson(text, label, feed);
       break;
     default:
       throw new Error(`${label}: format "${format}" is not a list format`);

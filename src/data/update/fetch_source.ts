@@ -242,6 +242,9 @@ export function entrySettings(spec: SourceSpec) {
     attribution: spec.attribution,
     ...(spec.provider ? { provider: spec.provider } : {}),
     ...(spec.minCount !== undefined ? { minCount: spec.minCount } : {}),
+    ...(spec.operator ? { operator: spec.operator } : {}),
+    ...(spec.crawler ? { crawler: spec.crawler } : {}),
+    ...(spec.userAgents ? { userAgents: spec.userAgents } : {}),
   };
 }
 
@@ -249,6 +252,17 @@ export function entrySettings(spec: SourceSpec) {
 function madeFrom(entry: ManifestEntry, spec: SourceSpec): boolean {
   const settings: Record<string, unknown> = entrySettings(spec);
   const recorded = entry as unknown as Record<string, unknown>;
-  return ["kind", "format", "source", "license", "attribution", "provider", "minCount"]
-    .every((key) => recorded[key] === settings[key]);
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  return [
+    "kind",
+    "format",
+    "source",
+    "license",
+    "attribution",
+    "provider",
+    "minCount",
+    "operator",
+    "crawler",
+    "userAgents",
+  ].every((key) => same(recorded[key], settings[key]));
 }

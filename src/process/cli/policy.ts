@@ -16,6 +16,10 @@ import { defineCommand } from "./command.ts";
 
 const TEST_FLAGS = {
   json: { type: "boolean", description: "One JSON object a line (decision, facts, headers)" },
+  "user-agent": {
+    type: "string",
+    description: "The requests' User-Agent, as /auth reads it: a crawler's claim is judged",
+  },
 } as const;
 
 const testCommand = defineCommand({
@@ -64,7 +68,7 @@ async function runTest(
   let failed = 0;
   for (const ip of ips) {
     try {
-      const decision = judge(served, loaded.policy, ip);
+      const decision = judge(served, loaded.policy, ip, flags["user-agent"] ?? null);
       console.log(flags.json ? JSON.stringify(decisionJson(decision)) : asLine(decision));
     } catch (error) {
       console.error(
@@ -111,6 +115,9 @@ function factsText(facts: AddressFacts): string {
     `continent ${facts.continent ?? "unknown"}`,
     facts.asn === null ? "AS unknown" : `AS${facts.asn}`,
     `risk ${facts.risk.length ? facts.risk.join(",") : "none"}`,
+    ...(facts.crawler
+      ? [`${facts.crawler.verified ? "crawler" : "fake crawler"} ${facts.crawler.name}`]
+      : []),
     `isThreat ${facts.threat ?? "unknown"}`,
   ].join(", ");
 }

@@ -35,6 +35,7 @@ const GROUP_SCHEMAS: Record<keyof typeof RESULT_LAYOUT, string | null> = {
 function leafSchema(leaf: LayoutLeaf): Schema {
   const schema: Schema = { type: leaf.nullable ? [leaf.leaf, "null"] : leaf.leaf };
   if (leaf.items) schema.items = groupSchema(leaf.items);
+  if (leaf.fields) Object.assign(schema, groupSchema(leaf.fields), { type: schema.type });
   if (leaf.enum) schema.enum = leaf.nullable ? [...leaf.enum, null] : [...leaf.enum];
   if (leaf.description) schema.description = leaf.description;
   return schema;
@@ -383,7 +384,7 @@ export const AUTH_DOC = {
   get: {
     summary: "Forward-auth: the caller's address judged by the IPINTEL_POLICY policy",
     description:
-      "For a reverse proxy (nginx auth_request, Caddy forward_auth, Traefik forwardAuth): the caller is read as on /me. 204 allows, 403 denies; the headers say why. One rate-limit unit per decision. See docs/forward-auth.md.",
+      "For a reverse proxy (nginx auth_request, Caddy forward_auth, Traefik forwardAuth): the caller is read as on /me, and its User-Agent for a crawler's claim (the policy's crawler and fake-crawler tags). 204 allows, 403 denies; the headers say why. One rate-limit unit per decision. See docs/forward-auth.md.",
     security,
     responses: {
       "204": {
@@ -400,7 +401,8 @@ export const AUTH_DOC = {
           },
           "X-IP-Risk": {
             schema: { type: "string" },
-            description: "Comma-separated flags that hold: tor, vpn, relay, hosting, threat",
+            description:
+              "Comma-separated flags that hold: tor, vpn, relay, hosting, threat; then crawler:<name> (verified) or fake-crawler:<name>",
           },
           "X-IP-Policy-Rule": {
             schema: { type: "string" },

@@ -16,6 +16,7 @@ import { type FieldSelection, renderError, renderLookup } from "../../core/forma
 import { METRICS_CONTENT_TYPE } from "../../core/format/render.ts";
 import { streamFormat } from "../../core/format/incremental.ts";
 import type { DataSet } from "../../data/sources/data_set.ts";
+import type { Lookup } from "../../core/lookup/lookup.ts";
 import { redactUrl, sourceOrigin } from "../../data/sources/redact_url.ts";
 import type { Json } from "../../base/types.ts";
 import { acceptsHtml, type SiteAnswer } from "../web/site.ts";
@@ -88,7 +89,7 @@ function answer(
   const cache = tools.answerCache;
   if (cache !== null && typeof addresses === "string") {
     // A repeat answer is the same text: made once, then served from the cache (answer_cache.ts).
-    const key = answerKey(addresses, p);
+    const key = answerKey(addresses, p, find);
     const second = showsTime(p.selection) ? Math.floor(Date.now() / 1000) : null;
     let body = cache.get(served, key, second);
     if (body === undefined) {
@@ -103,10 +104,19 @@ function answer(
   return c.body(renderLookup(data, p.selection, p.format), 200, FORMAT_HEADERS[p.format]);
 }
 
-/** What an answer's text depends on besides the data set: the address and the request's parameters. */
-function answerKey(address: string, p: LookupRequest): string {
+/**
+ * What an answer's text depends on besides the data set: the address and the request's
+ * parameters; of the user agent, the whole string where `userAgent` shows, else only the
+ * crawler it claims (the crawler verdict is in `security` and `risk`): the answers of
+ * many browsers are one.
+ */
+function answerKey(address: string, p: LookupRequest, find: Lookup): string {
   const selection = p.selection === null ? "*" : p.selection.names.join(",");
-  const userAgent = showsUserAgent(p.selection) ? p.userAgent ?? "" : "";
+  const userAgent = showsUserAgent(p.selection)
+    ? p.userAgent ?? ""
+    : showsVerdict(p.selection)
+    ? `claim:${find.claimKey?.(p.userAgent, p) ?? p.userAgent ?? ""}`
+    : "";
   return `${p.format}\n${p.lang ?? ""}\n${
     p.at?.getTime() ?? ""
   }\n${selection}\n${userAgent}\n${address}`;
@@ -117,6 +127,16 @@ function answerKey(address: string, p: LookupRequest): string {
  * path or a bare name (`current_time`).
  */
 const showsTime = (selection: FieldSelection | null) => selection === null || selection.timezone;
+
+/**
+ * Whether the answer shows the crawler verdict: `isThreat` (a fake is medium) or `risk`
+ * (its `crawler` and `reason`), by the group, a path or a bare name.
+ */
+const showsVerdict = (selection: FieldSelection | null) =>
+  selection === null || selection.risk ||
+  selection.names.some((name) =>
+    name === "security" || name === "isThreat" || name === "security.isThreat"
+  );
 
 /** Whether the answer shows the parsed user agent, by a path or a bare name (`browser`). */
 const showsUserAgent = (selection: FieldSelection | null) =>
@@ -147,7 +167,8 @@ export const NATIVE_ROUTES: readonly Route<AppTools>[] = [
     handler: (tools) => (c) => lookupAnswer(tools, c, null),
   },
   {
-    // Forward-auth: the caller (as /me reads it) judged by the policy; one unit per decision.
+    // Forward-auth: the caller (as /me reads it) and its User-Agent (a crawler's claim) judged
+    // by the policy; one unit per decision.
     path: "/auth",
     methods: ["GET"],
     access: "key",
@@ -161,7 +182,7 @@ export const NATIVE_ROUTES: readonly Route<AppTools>[] = [
       if (refusal) throw refusal;
       // A Response of its own (made once per distinct answer, then cloned): building
       // its several headers costs more than the decision.
-      return gate.respond(served, address);
+      return gate.respond(served, address, c.req.raw.headers.get("user-agent"));
     },
   },
   {

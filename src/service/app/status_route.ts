@@ -42,10 +42,17 @@ export function statusData(data: DataSet, options: StatusOptions): Json {
       : {};
   const ageDays = (date: string | null) =>
     date === null ? null : Math.floor((at.getTime() - Date.parse(date)) / DAY_MS);
+  // A crawler list says which crawler it verifies and the user-agent tokens that claim it.
+  const crawlers = new Map((data.crawlers ?? []).map((c) => [c.source, c]));
+  const crawlerOf = (name: string): Record<string, Json> => {
+    const c = crawlers.get(name);
+    return c ? { crawler: c.crawler, operator: c.operator, userAgents: [...c.userAgents] } : {};
+  };
   const sources: Json[] = [
     ...data.installed.map((s) => ({
       name: s.name,
       kind: s.kind,
+      ...crawlerOf(s.name),
       status: "installed",
       source: shown(s.source),
       databaseType: s.databaseType,

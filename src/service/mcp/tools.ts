@@ -178,8 +178,8 @@ export function createMcpServer(access: McpAccess): McpServer {
 
   server.registerTool("policy_decision", {
     description: TOOL_DESCRIPTIONS.policy_decision,
-    inputSchema: { ip: z.string().describe("An IPv4 or IPv6 address") },
-  }, (args: { ip: string }) =>
+    inputSchema: { ip: z.string().describe("An IPv4 or IPv6 address"), userAgent: userAgentArg },
+  }, (args: { ip: string; userAgent?: string }) =>
     answer(access, async () => {
       if (!access.policy) {
         throw new AppError(
@@ -189,10 +189,14 @@ export function createMcpServer(access: McpAccess): McpServer {
       }
       const served = access.served();
       checkAddress(args.ip);
+      // The crawler tags judge the user agent the gate would see.
+      const { userAgent } = lookupOptionsOf({ userAgent: args.userAgent }, served.data);
       await charged(1);
       // Judged, not counted: an analyst's question is not a request the gate answered.
       // The same JSON as `ipintel policy test --json`.
-      return decisionJson(judge(served, access.policy.loaded.policy, args.ip)) as unknown as Json;
+      return decisionJson(
+        judge(served, access.policy.loaded.policy, args.ip, userAgent),
+      ) as unknown as Json;
     }));
 
   server.registerTool("data_status", {

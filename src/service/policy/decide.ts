@@ -49,24 +49,34 @@ export interface DecisionData {
 }
 
 /**
- * Judges an address: looks it up and decides. An address no database knows
- * (a private range) is still judged: its `cidr` rules and the default apply.
- * Throws InvalidIpError for text that is not an address, and whatever else
- * the lookup throws (a corrupt record).
+ * Judges an address, as a request with `userAgent` makes it: looks it up and
+ * decides. An address no database knows (a private range) is still judged:
+ * its `cidr` rules and the default apply. Throws InvalidIpError for text that
+ * is not an address, and whatever else the lookup throws (a corrupt record).
  *
  * The plain lookup (its cached parts), not `lookup.detail` (which also finds
  * the matched network: twice the work), plus the security signals the
- * `security` object folds away (hosting, relay, a threat listing).
+ * `security` object folds away (hosting, relay, a threat listing) and the
+ * crawler verdict; the crawler's name is looked up only for a crawler, real or fake.
  */
-export function judge(served: DecisionData, policy: Policy, address: string): Decision {
+export function judge(
+  served: DecisionData,
+  policy: Policy,
+  address: string,
+  userAgent: string | null = null,
+): Decision {
   const ip = parseIp(address);
   let facts;
   try {
-    const result = served.lookup(ip.address);
-    facts = factsOf(ip, {
-      result,
-      signals: served.data.risk.signals(ip, result.connection.asn_number),
-    });
+    const result = served.lookup(ip.address, { userAgent });
+    const asn = result.connection.asn_number;
+    let signals = served.data.risk.signals(ip, asn);
+    const verdict = userAgent ? served.lookup.crawlerVerdict?.(signals, userAgent) ?? null : null;
+    if (verdict?.fake) signals = { ...signals, fakeCrawler: verdict.claim };
+    const crawler = signals.crawler || verdict?.fake
+      ? served.data.risk.explain(ip, asn, verdict).crawler
+      : null;
+    facts = factsOf(ip, { result, signals, crawler });
   } catch (error) {
     if (!(error instanceof NotFoundError)) throw error;
     facts = factsOf(ip, null);

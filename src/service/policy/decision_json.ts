@@ -2,7 +2,7 @@
  * A decision as JSON for a person or an assistant: what `ipintel policy test
  * --json` prints and the MCP `policy_decision` tool answers (one shape, so
  * the two never differ). The facts are the policy's own (country, continent,
- * AS, risk flags, isThreat), not its internal encoding.
+ * AS, risk flags, crawler, isThreat), not its internal encoding.
  */
 
 import type { Decision } from "./decide.ts";
@@ -22,6 +22,7 @@ export function decisionJson(decision: Decision) {
       continent: facts.continent,
       asn: facts.asn,
       risk: facts.risk,
+      crawler: facts.crawler,
       isThreat: facts.threat,
     },
     headers: decision.headers,

@@ -2,12 +2,14 @@
  * What a policy can judge an address by, read once from its lookup: country,
  * continent, AS number and the security tags. The tags follow the `security`
  * rules of src/data/risk/security.ts (the operator's allow-list clears every flag,
- * a relay egress is not a VPN), so `/auth` and `/ip` never disagree.
+ * a relay egress and a verified crawler are not a VPN), so `/auth` and `/ip`
+ * never disagree. The crawler tags come from the request's user agent and the
+ * crawler verdict (`risk.crawler`).
  */
 
 import type { ParsedIp } from "../../base/ip/parse.ts";
 import { anonymizerFlags, type RiskSignals } from "../../data/risk/security.ts";
-import type { LookupResult, ThreatLevel } from "../../base/types.ts";
+import type { LookupResult, Risk, ThreatLevel } from "../../base/types.ts";
 
 /** The flags, in the order `X-IP-Risk` lists them. `threat`: on a threat list. */
 export const RISK_FLAGS = ["tor", "vpn", "relay", "hosting", "threat"] as const;
@@ -16,10 +18,14 @@ export type RiskFlag = typeof RISK_FLAGS[number];
 /** The `isThreat` levels, written `threat:<level>` in a policy. */
 export const THREAT_LEVELS = ["low", "medium", "high"] as const satisfies readonly ThreatLevel[];
 
+/** The crawler tags: a verified crawler, and a user agent claiming one from outside its ranges. */
+export const CRAWLER_TAGS = ["crawler", "fake-crawler"] as const;
+
 /** Every value a `security` condition accepts. */
 export const SECURITY_TAGS: readonly string[] = [
   ...RISK_FLAGS,
   ...THREAT_LEVELS.map((level) => `threat:${level}`),
+  ...CRAWLER_TAGS,
 ];
 
 /** One address as a policy sees it; null where the data does not say. */
@@ -32,18 +38,25 @@ export interface AddressFacts {
   asn: number | null;
   /** The flags that hold, in RISK_FLAGS order. */
   risk: readonly RiskFlag[];
-  /** `risk` comma-separated, as X-IP-Risk says it. */
+  /**
+   * `risk` comma-separated, then the crawler (`crawler:Googlebot`, or
+   * `fake-crawler:Googlebot`), as X-IP-Risk says it.
+   */
   riskText: string;
+  /** `risk.crawler`: the verified crawler, or the fake one the user agent claims; null for none. */
+  crawler: Risk["crawler"];
   /** The security tags that hold (flags and the threat level), as TAG_BITS bits. */
   tags: number;
   /** `isThreat`: null when no security source is installed. */
   threat: ThreatLevel | null;
 }
 
-/** What the facts are read from: a lookup's result and its data set's security signals. */
+/** What the facts are read from: a lookup's result, its security signals and crawler verdict. */
 export interface LookupFacts {
   result: LookupResult;
   signals: RiskSignals;
+  /** `risk.crawler` of the lookup (absent: none). */
+  crawler?: Risk["crawler"];
 }
 
 /** The facts of `ip` from its lookup; `looked` null when no database knows it. */
@@ -57,14 +70,22 @@ export function factsOf(ip: ParsedIp, looked: LookupFacts | null): AddressFacts 
       asn: null,
       risk: [],
       riskText: "",
+      crawler: null,
       tags: 0,
       threat: null,
     };
   }
   const { result, signals } = looked;
+  const crawler = looked.crawler ?? null;
   const threat = result.security.isThreat;
-  const tags = tagBits(signals, threat);
+  let tags = tagBits(signals, threat);
   const risk = riskOf(tags);
+  let riskText = risk.text;
+  if (crawler !== null) {
+    const tag = crawler.verified ? "crawler" : "fake-crawler";
+    tags |= TAG_BITS.get(tag)!;
+    riskText += `${riskText ? "," : ""}${tag}:${crawler.name}`;
+  }
   return {
     ip,
     found: true,
@@ -72,7 +93,8 @@ export function factsOf(ip: ParsedIp, looked: LookupFacts | null): AddressFacts 
     continent: result.geoLocation.continentCode,
     asn: result.connection.asn_number,
     risk: risk.list,
-    riskText: risk.text,
+    riskText,
+    crawler,
     tags,
     threat,
   };

@@ -48,21 +48,32 @@ export class PolicyGate {
     return this.#loaded;
   }
 
-  /** Judges the client address and counts the decision (throws as judge() does). */
-  decide(served: DecisionData, address: string): Decision {
-    const decision = judge(served, this.#loaded.policy, address);
+  /**
+   * Judges the client address (and the crawler its user agent claims) and counts
+   * the decision (throws as judge() does).
+   */
+  decide(served: DecisionData, address: string, userAgent: string | null = null): Decision {
+    const decision = judge(served, this.#loaded.policy, address, userAgent);
     this.counter.count(decision);
     return decision;
   }
 
   /** The forward-auth answer for the client address: 204 or 403, the headers, no body. */
-  answer(served: DecisionData, address: string): ReturnType<typeof authAnswer> {
-    return authAnswer(this.decide(served, address));
+  answer(
+    served: DecisionData,
+    address: string,
+    userAgent: string | null = null,
+  ): ReturnType<typeof authAnswer> {
+    return authAnswer(this.decide(served, address, userAgent));
   }
 
-  /** The same answer as the `GET /auth` Response the route returns (its headers are set after). */
-  respond(served: DecisionData, address: string): Response {
-    return this.#responses.responseFor(this.decide(served, address));
+  /**
+   * The same answer as the `GET /auth` Response the route returns (its headers are
+   * set after). The Responses are kept per distinct answer: X-IP-Risk names the
+   * crawler, real or fake, so a claim's answer is never another's.
+   */
+  respond(served: DecisionData, address: string, userAgent: string | null = null): Response {
+    return this.#responses.responseFor(this.decide(served, address, userAgent));
   }
 
   /** The `policy` part of `/status`. */

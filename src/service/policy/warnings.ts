@@ -16,6 +16,8 @@ const SIGNAL_OF: Record<string, keyof RiskSignals | "any"> = {
   relay: "relay",
   hosting: "hosting",
   threat: "blocklisted",
+  crawler: "crawler",
+  "fake-crawler": "crawler",
 };
 
 // Any address will do: a signal is null exactly when no source of its kind is installed.

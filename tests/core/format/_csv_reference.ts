@@ -9,7 +9,8 @@
  *   else `data` itself (a value that is not an object is one column, `value`);
  * - a column is a leaf's path from its row, keys joined with dots (spec 4.1:
  *   "nested objects are flattened with dot notation"); an array is a leaf, written
- *   as its JSON text; an empty object has no leaf;
+ *   as its JSON text; an empty object has no leaf; `crawler` (docs/api.md, "Crawlers")
+ *   is an object or null, and null still has its three columns, empty;
  * - the header is every column that occurs, in the order first met when the rows
  *   are read with the failed items (those with an `error` object) moved last;
  * - a row lacking a column has an empty cell; `null` is empty, booleans
@@ -45,7 +46,11 @@ function isObject(value: Wire): value is WireObject {
 /** Every leaf of `value` as [its key path, its value], in key order. */
 function leaves(value: WireObject, path: readonly string[] = []): [string[], Wire][] {
   return Object.entries(value).flatMap(([key, child]): [string[], Wire][] =>
-    isObject(child) ? leaves(child, [...path, key]) : [[[...path, key], child]]
+    isObject(child)
+      ? leaves(child, [...path, key])
+      : key === "crawler" && child === null
+      ? ["name", "operator", "verified"].map((f) => [[...path, key, f], null])
+      : [[[...path, key], child]]
   );
 }
 

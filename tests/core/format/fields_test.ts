@@ -27,6 +27,7 @@ Deno.test("FIELDS lists every path of a full LookupResult, in layout order, then
     "risk.anonymizer",
     "risk.abuse",
     "risk.provider",
+    "risk.crawler",
     "risk.matches",
     "risk.reason",
     "risk.asOf",

@@ -126,6 +126,7 @@ Deno.test("security and risk through the API for a Tor exit, VPN, cloud, relay a
       anonymizer: "tor",
       abuse: null,
       provider: null,
+      crawler: null,
       matches: [{
         source: "tor-exits",
         kind: "tor",
@@ -266,7 +267,7 @@ Deno.test("security and risk through the API for a Tor exit, VPN, cloud, relay a
     const xml = await get(app, "/ip/1.10.16.200?get=risk&format=xml");
     assert.match(
       xml,
-      /<risk><anonymizer\/><abuse>listed<\/abuse><provider\/><matches><item><source>/,
+      /<risk><anonymizer\/><abuse>listed<\/abuse><provider\/><crawler\/><matches><item><source>/,
     );
     const csv = await get(app, "/ip/3.5.140.9?get=risk.provider,risk.matches&format=csv");
     const [header, row] = csv.split("\r\n");

@@ -102,6 +102,7 @@ Deno.test("explain(): an Anonymous-IP proxy record is the proxy axis, its networ
     anonymizer: "proxy",
     abuse: null,
     provider: null,
+    crawler: null,
     matches: [
       {
         source: "dc",

@@ -195,3 +195,116 @@ Deno.test("serve with a bad sources file exits 2 before it listens, naming the f
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("sources file: a crawler list names its operator and crawler; its tokens are product tokens", () => {
+  const ok = parse({
+    name: "google-googlebot",
+    kind: "crawler",
+    format: "crawler-json",
+    operator: "Google",
+    crawler: "Googlebot",
+    userAgents: ["Googlebot", "Googlebot-Image"],
+  });
+  assert.deepEqual([ok.operator, ok.crawler, ok.userAgents], [
+    "Google",
+    "Googlebot",
+    ["Googlebot", "Googlebot-Image"],
+  ]);
+  // Tokens are optional (ranges only), and an operator's own list may be plain text.
+  const plain = parse({
+    name: "mine",
+    kind: "crawler",
+    format: "ip-list",
+    operator: "Us",
+    crawler: "Our monitor",
+  });
+  assert.equal(plain.userAgents, undefined);
+  const crawler = {
+    name: "c",
+    kind: "crawler",
+    format: "crawler-json",
+    operator: "G",
+    crawler: "B",
+  };
+  const refused: [Record<string, unknown>, RegExp][] = [
+    [
+      { ...crawler, operator: undefined },
+      /\(c\) operator is missing: expected who runs the crawler/,
+    ],
+    [{ ...crawler, crawler: "" }, /\(c\) crawler "": expected the crawler's name/],
+    [{ ...crawler, crawler: "Bingbot™" }, /\(c\) crawler "Bingbot™": expected printable ASCII/],
+    [{ ...crawler, operator: "G\nX" }, /\(c\) operator "G\\nX": expected printable ASCII/],
+    [
+      { ...crawler, userAgents: "Googlebot" },
+      /\(c\) userAgents "Googlebot": expected a list of user-agent product tokens/,
+    ],
+    [
+      { ...crawler, userAgents: ["Google bot"] },
+      /\(c\) userAgents \["Google bot"\]: expected a list/,
+    ],
+    [{ ...crawler, userAgents: ["Googlebot/2.1"] }, /\(c\) userAgents/],
+    [
+      { ...crawler, format: "aws-json" },
+      /\(c\) format "aws-json" cannot give a crawler list: use crawler-json, ip-list, csv-ranges/,
+    ],
+    [
+      { name: "h", kind: "hosting", format: "ip-list", operator: "G" },
+      /\(h\) operator: only crawler lists name operator/,
+    ],
+    [
+      { name: "h", kind: "hosting", format: "ip-list", userAgents: ["x"] },
+      /\(h\) userAgents: only crawler lists/,
+    ],
+  ];
+  for (const [source, message] of refused) {
+    assert.throws(() => parse(source), (error: unknown) => {
+      assert.ok(error instanceof SourcesFileError);
+      assert.match((error as Error).message, message);
+      return true;
+    }, JSON.stringify(source));
+  }
+});
+
+Deno.test("sources file: the default file's crawler entries each name an operator, a crawler and tokens", async () => {
+  const path = new URL("../../../data/sources.json", import.meta.url).pathname;
+  const json = JSON.parse(await Deno.readTextFile(path));
+  const crawlers = parseSourcesFile(json, path).sources.filter((s) => s.kind === "crawler");
+  assert.deepEqual(crawlers.map((s) => s.url), [
+    "https://developers.google.com/search/apis/ipranges/googlebot.json",
+    "https://developers.google.com/search/apis/ipranges/special-crawlers.json",
+    "https://developers.google.com/search/apis/ipranges/user-triggered-fetchers.json",
+    "https://www.bing.com/toolbox/bingbot.json",
+    "https://openai.com/gptbot.json",
+    "https://openai.com/searchbot.json",
+    "https://openai.com/chatgpt-user.json",
+    "https://search.developer.apple.com/applebot.json",
+    "https://duckduckgo.com/duckduckbot.json",
+    "https://www.perplexity.ai/perplexitybot.json",
+    "https://www.perplexity.ai/perplexity-user.json",
+  ]);
+  for (const s of crawlers) {
+    assert.equal(s.format, "crawler-json", s.name);
+    assert.ok(s.operator && s.crawler && s.userAgents?.length, s.name);
+    assert.match(s.license, /^Not stated/, s.name);
+  }
+  const tokens = Object.fromEntries(crawlers.map((s) => [s.crawler, s.userAgents]));
+  assert.deepEqual(tokens.Googlebot, [
+    "Googlebot",
+    "Googlebot-Image",
+    "Googlebot-News",
+    "Googlebot-Video",
+    "Storebot-Google",
+    "Google-InspectionTool",
+    "GoogleOther",
+  ]);
+  assert.deepEqual(tokens.bingbot, ["bingbot", "BingPreview"]);
+  assert.deepEqual(
+    [tokens.GPTBot, tokens["OAI-SearchBot"], tokens["ChatGPT-User"], tokens.Applebot],
+    [["GPTBot"], ["OAI-SearchBot"], ["ChatGPT-User"], ["Applebot"]],
+  );
+  assert.deepEqual([tokens.PerplexityBot, tokens["Perplexity-User"]], [
+    ["PerplexityBot"],
+    ["Perplexity-User"],
+  ]);
+  assert.ok(tokens.DuckDuckBot?.includes("DuckDuckBot"));
+});

@@ -111,6 +111,7 @@ Deno.test("policy_decision answers the facts of policy test --json; data_status 
             continent: "EU",
             asn: 20712,
             risk: [],
+            crawler: null,
             isThreat: null,
           },
           headers: {

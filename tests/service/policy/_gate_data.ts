@@ -11,6 +11,7 @@ import type { DataSet } from "../../../src/data/sources/data_set.ts";
 import {
   type FeedKind,
   type ManifestEntry,
+  type SourceFormat,
   writeManifest,
 } from "../../../src/data/sources/manifest.ts";
 import { compileFeeds, feedDatabaseType } from "../../../src/data/update/feed_compile.ts";
@@ -36,6 +37,11 @@ export const GATE_CITY: Record<string, { [key: string]: MmdbValue }> = {
   "8.8.8.0/24": place("US", "United States", continent("NA", "North America")),
   "1.10.16.0/20": place("CN", "China", continent("AS", "Asia")), // FireHOL level 1
   "175.45.176.0/22": place("KP", "North Korea", continent("AS", "Asia")),
+  // Googlebot (66.249.66.0/27 is in its published ranges), AWS, a bingbot range.
+  "66.249.64.0/19": place("US", "United States", continent("NA", "North America")),
+  "2001:4860:4801::/48": place("US", "United States", continent("NA", "North America")),
+  "3.5.140.0/22": place("KR", "South Korea", continent("AS", "Asia")),
+  "157.55.39.0/24": place("US", "United States", continent("NA", "North America")),
 };
 
 const as = (number: number, organization: string) => ({
@@ -52,14 +58,50 @@ export const GATE_ASN: Record<string, { [key: string]: MmdbValue }> = {
   "8.8.8.0/24": as(15169, "Google LLC"),
   "1.10.16.0/20": as(4134, "Chinanet"),
   "175.45.176.0/22": as(131279, "Ryugyong-dong"),
+  "66.249.64.0/19": as(15169, "Google LLC"),
+  "2001:4860:4801::/48": as(15169, "Google LLC"),
+  "3.5.140.0/22": as(16509, "Amazon.com, Inc."),
+  "157.55.39.0/24": as(8075, "Microsoft Corporation"),
 };
 
+/** A feed fixture installed: its name, kind and file (under tests/fixtures/feeds/). */
+export interface GateFeed {
+  name: string;
+  kind: FeedKind;
+  file: string;
+  /** How the file is read (default `ip-list`). */
+  format?: SourceFormat;
+  /** Crawler lists: their crawler, operator and user-agent tokens. */
+  crawler?: { crawler: string; operator: string; userAgents: string[] };
+}
+
 /** The feed fixtures installed, by kind. */
-export const GATE_FEEDS: { name: string; kind: FeedKind; file: string }[] = [
+export const GATE_FEEDS: GateFeed[] = [
   { name: "tor-exits", kind: "tor", file: "tor_bulk_exit_list.txt" },
   { name: "x4bnet-vpn-ipv4", kind: "vpn", file: "x4bnet_vpn_ipv4.txt" },
   { name: "cloudflare-ipv4", kind: "hosting", file: "cloudflare_ips-v4.txt" },
   { name: "firehol-level1", kind: "threat", file: "firehol_level1.netset" },
+];
+
+/**
+ * The crawler gate's feeds: X4BNet's data-centre list (trimmed to the blocks of the
+ * crawlers' addresses), AWS's ranges, and Googlebot's and bingbot's published ranges.
+ */
+export const CRAWLER_GATE_FEEDS: GateFeed[] = [
+  { name: "x4bnet-datacenter-ipv4", kind: "hosting", file: "crawlers/x4bnet_datacenter_ipv4.txt" },
+  { name: "aws", kind: "hosting", file: "aws_ip-ranges.json", format: "aws-json" },
+  {
+    name: "google-googlebot",
+    kind: "crawler",
+    file: "crawlers/googlebot-ipv4.txt",
+    crawler: { crawler: "Googlebot", operator: "Google", userAgents: ["Googlebot"] },
+  },
+  {
+    name: "bing-bingbot",
+    kind: "crawler",
+    file: "crawlers/bing-ipv4.txt",
+    crawler: { crawler: "bingbot", operator: "Microsoft", userAgents: ["bingbot"] },
+  },
 ];
 
 function database(type: string, records: Record<string, { [key: string]: MmdbValue }>) {
@@ -69,9 +111,7 @@ function database(type: string, records: Record<string, { [key: string]: MmdbVal
 }
 
 /** Writes the gate's data directory into a new temp dir; the caller removes it. */
-export async function writeGateDataDir(
-  feeds: readonly { name: string; kind: FeedKind; file: string }[] = GATE_FEEDS,
-): Promise<string> {
+export async function writeGateDataDir(feeds: readonly GateFeed[] = GATE_FEEDS): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix: "ipintel-gate-" });
   const entry = (kind: ManifestEntry["kind"], file: string, databaseType: string) => ({
     name: `test-${kind}`,
@@ -89,18 +129,24 @@ export async function writeGateDataDir(
   entries.push(entry("city", "city.mmdb", "GeoLite2-City"));
   await Deno.writeFile(`${dir}/asn.mmdb`, database("GeoLite2-ASN", GATE_ASN));
   entries.push(entry("asn", "asn.mmdb", "GeoLite2-ASN"));
-  for (const feed of feeds) {
-    const text = await Deno.readTextFile(`${FEEDS}${feed.file}`);
-    const { tree } = compileFeeds(feed.kind, [
-      { name: feed.name, feed: parseFeed("ip-list", text, feed.file) },
-    ]);
-    const file = `${feed.kind}.mmdb`;
+  // One tree per kind, of every list of the kind (as `data update` compiles them).
+  for (const kind of new Set(feeds.map((f) => f.kind))) {
+    const lists = feeds.filter((f) => f.kind === kind);
+    const parsed = await Promise.all(lists.map(async (f) => ({
+      name: f.name,
+      feed: parseFeed(f.format ?? "ip-list", await Deno.readTextFile(`${FEEDS}${f.file}`), f.file),
+    })));
+    const { tree } = compileFeeds(kind, parsed);
+    const file = `${kind}.mmdb`;
     await Deno.writeFile(`${dir}/${file}`, tree!);
-    entries.push({
-      ...entry(feed.kind, file, feedDatabaseType(feed.kind)),
-      name: feed.name,
-      format: "ip-list",
-    });
+    for (const feed of lists) {
+      entries.push({
+        ...entry(kind, file, feedDatabaseType(kind)),
+        name: feed.name,
+        format: feed.format ?? "ip-list",
+        ...feed.crawler,
+      });
+    }
   }
   await writeManifest(dir, { sources: entries });
   return dir;

@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { runCli } from "../../_cli.ts";
-import { writeGateDataDir } from "./_gate_data.ts";
+import { CRAWLER_GATE_FEEDS, writeGateDataDir } from "./_gate_data.ts";
 
 const POLICY = {
   default: "allow",
@@ -18,10 +18,11 @@ const POLICY = {
 async function withSetup(
   test: (env: Record<string, string>, policyPath: string) => Promise<void>,
   feeds?: Parameters<typeof writeGateDataDir>[0],
+  policy: unknown = POLICY,
 ) {
   const dataDir = await writeGateDataDir(feeds);
   const policyPath = `${dataDir}/policy.json`;
-  await Deno.writeTextFile(policyPath, JSON.stringify(POLICY));
+  await Deno.writeTextFile(policyPath, JSON.stringify(policy));
   // No configured source: none is reported absent, none is fetched.
   await Deno.writeTextFile(`${dataDir}/sources.json`, JSON.stringify({ sources: [] }));
   try {
@@ -82,6 +83,7 @@ Deno.test("policy test names each address's decision, rule and matched facts", a
         continent: "EU",
         asn: 60729,
         risk: ["tor"],
+        crawler: null,
         isThreat: "high",
       },
       headers: {
@@ -140,4 +142,70 @@ Deno.test("policy test warns of security rules no installed list can answer", as
       /^185\.220\.101\.34\tallow\tdefault \(no rule matched\)\t· country DE, .*risk none/,
     );
   }, [{ name: "x4bnet-vpn-ipv4", kind: "vpn", file: "x4bnet_vpn_ipv4.txt" }]);
+});
+
+Deno.test("policy test --user-agent judges a crawler's claim: the real one allowed, the fake denied", async () => {
+  const policy = {
+    default: "allow",
+    rules: [
+      { name: "real-crawlers", action: "allow", security: ["crawler"] },
+      { name: "fake-crawlers", action: "deny", security: ["fake-crawler"] },
+      { name: "no-hosting", action: "deny", security: ["hosting"] },
+    ],
+  };
+  await withSetup(
+    async (env) => {
+      const googlebot = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
+      const { code, stdout, stderr } = await runCli(
+        ["policy", "test", "--user-agent", googlebot, "66.249.66.1", "3.5.140.1"],
+        env,
+      );
+      assert.equal(code, 0, stderr);
+      assert.doesNotMatch(stderr, /warning/);
+      assert.equal(
+        stdout,
+        [
+          "66.249.66.1\tallow\trule real-crawlers (security crawler)\t· country US, continent NA, AS15169, risk hosting, crawler Googlebot, isThreat low",
+          "3.5.140.1\tdeny\trule fake-crawlers (security fake-crawler)\t· country KR, continent AS, AS16509, risk hosting, fake crawler Googlebot, isThreat medium",
+          "",
+        ].join("\n"),
+      );
+      // Without a user agent nothing is claimed: the AWS address is a hosting address.
+      const plain = await runCli(["policy", "test", "--json", "3.5.140.1"], env);
+      const decision = JSON.parse(plain.stdout);
+      assert.deepEqual([decision.rule, decision.facts.crawler], ["no-hosting", null]);
+      const json = await runCli(
+        ["policy", "test", "--json", "--user-agent", googlebot, "66.249.66.1"],
+        env,
+      );
+      const real = JSON.parse(json.stdout);
+      assert.deepEqual(real.facts.crawler, {
+        name: "Googlebot",
+        operator: "Google",
+        verified: true,
+      });
+      assert.equal(real.headers["X-IP-Risk"], "hosting,crawler:Googlebot");
+    },
+    CRAWLER_GATE_FEEDS,
+    policy,
+  );
+});
+
+Deno.test("policy test warns of crawler rules while no crawler list is installed", async () => {
+  const policy = {
+    default: "allow",
+    rules: [{ name: "fakes", action: "deny", security: ["fake-crawler"] }],
+  };
+  await withSetup(
+    async (env) => {
+      const { code, stderr } = await runCli(["policy", "test", "8.8.8.8"], env);
+      assert.equal(code, 0, stderr);
+      assert.match(
+        stderr,
+        /warning: rule "fakes": no installed source answers security fake-crawler, so the rule never matches/,
+      );
+    },
+    undefined,
+    policy,
+  );
 });

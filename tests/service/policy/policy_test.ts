@@ -96,7 +96,7 @@ const BAD: [string, unknown, RegExp][] = [
   [
     "an unknown security tag",
     withRules({ name: "t", action: "deny", security: ["tors"] }),
-    /rule 1 "t": "security": "tors" is not a security tag \(tor, vpn, relay, hosting, threat, threat:low, threat:medium, threat:high\)/,
+    /rule 1 "t": "security": "tors" is not a security tag \(tor, vpn, relay, hosting, threat, threat:low, threat:medium, threat:high, crawler, fake-crawler\)/,
   ],
   [
     "an unknown threat level",

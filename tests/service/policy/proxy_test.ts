@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import { runCli } from "../../_cli.ts";
 import { defaultDataFile } from "../../_helpers.ts";
 import { fetchFresh, type ServeProcess, startServe } from "../../_serve_process.ts";
-import { writeGateDataDir } from "./_gate_data.ts";
+import { CRAWLER_GATE_FEEDS, type GateFeed, writeGateDataDir } from "./_gate_data.ts";
 
 const DOC = await Deno.readTextFile(new URL("../../../docs/forward-auth.md", import.meta.url));
 
@@ -80,14 +80,16 @@ interface Gate {
  * built, else the fixtures, which place these addresses alike), a Tor list,
  * the policy embargoing the US, and one key (so keys are required).
  */
-async function startGate(): Promise<Gate> {
+async function startGate(
+  options: { feeds?: GateFeed[]; policy?: string; ownData?: boolean } = {},
+): Promise<Gate> {
   const dir = await Deno.makeTempDir({ prefix: "ipintel-proxy-" });
   // The proxies' workers may run as another user (nginx started as root): let them in.
   await Deno.chmod(dir, 0o755);
-  const dataDir = await writeGateDataDir();
+  const dataDir = await writeGateDataDir(options.feeds);
   await Deno.rename(dataDir, `${dir}/data`);
   const policyPath = `${dir}/policy.json`;
-  await Deno.writeTextFile(policyPath, POLICY("US"));
+  await Deno.writeTextFile(policyPath, options.policy ?? POLICY("US"));
   await Deno.writeTextFile(`${dir}/sources.json`, JSON.stringify({ sources: [] }));
   const www = `${dir}/www`;
   await Deno.mkdir(www, { mode: 0o755 });
@@ -101,8 +103,10 @@ async function startGate(): Promise<Gate> {
     IPINTEL_TRUSTED_PROXIES: "127.0.0.1",
   };
   try {
-    env.IPINTEL_CITY_DB = defaultDataFile("city");
-    env.IPINTEL_ASN_DB = defaultDataFile("asn");
+    if (!options.ownData) {
+      env.IPINTEL_CITY_DB = defaultDataFile("city");
+      env.IPINTEL_ASN_DB = defaultDataFile("asn");
+    }
   } catch { /* not built: the fixtures answer */ }
   const created = await runCli(
     ["keys", "create", "--name", "edge-proxy", "--limit", "0", "--json"],
@@ -304,6 +308,67 @@ async function startCaddy(dir: string, www: string, upstream: number, key: strin
   return proxy;
 }
 
+/** docs/forward-auth.md's crawler recipe. */
+const CRAWLER_POLICY = JSON.stringify({
+  default: "allow",
+  rules: [
+    { name: "real-crawlers", action: "allow", security: ["crawler"] },
+    { name: "fake-crawlers", action: "deny", security: ["fake-crawler"] },
+    { name: "no-hosting", action: "deny", security: ["hosting"] },
+  ],
+});
+
+const GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
+const BROWSER =
+  "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36";
+
+/**
+ * Crawlers through a proxy at `base` (the proxy passes the client's User-Agent): the
+ * real Googlebot in X4BNet's data-centre block is let in before the hosting rule, the
+ * same user agent from AWS is denied as a fake, and a browser on AWS is a hosting address.
+ * `allowedRisk`: whether the proxy shows X-IP-Risk on an allowed page (the documented
+ * Caddy configuration copies only the country and the rule to the client).
+ */
+async function crawlerAcceptance(base: string, allowedRisk: boolean) {
+  const visit = async (client: string, userAgent: string) => {
+    const response = await fetchFresh(`${base}/`, {
+      headers: { "x-forwarded-for": client, "user-agent": userAgent },
+    });
+    await response.body?.cancel();
+    return [
+      response.status,
+      response.headers.get("x-ip-policy-rule"),
+      response.headers.get("x-ip-risk"),
+    ];
+  };
+  const shown = (risk: string) => allowedRisk ? risk : null;
+  // Twice each, alternating: a cached answer of one is never another's.
+  for (let round = 0; round < 2; round++) {
+    assert.deepEqual(await visit("66.249.66.1", GOOGLEBOT), [
+      200,
+      "real-crawlers",
+      shown("hosting,crawler:Googlebot"),
+    ]);
+    assert.deepEqual(await visit("3.5.140.1", GOOGLEBOT), [
+      403,
+      "fake-crawlers",
+      "hosting,fake-crawler:Googlebot",
+    ]);
+    assert.deepEqual(await visit("3.5.140.1", BROWSER), [403, "no-hosting", "hosting"]);
+    assert.deepEqual(await visit("157.55.39.1", "bingbot/2.0"), [
+      200,
+      "real-crawlers",
+      shown("hosting,crawler:bingbot"),
+    ]);
+    // The real crawler's address with a browser's user agent is still the crawler's.
+    assert.deepEqual(await visit("66.249.66.1", BROWSER), [
+      200,
+      "real-crawlers",
+      shown("hosting,crawler:Googlebot"),
+    ]);
+  }
+}
+
 const PROXIES = {
   nginx: { installed: NGINX, start: startNginx, install: "nginx with auth_request" },
   Caddy: { installed: CADDY, start: startCaddy, install: "caddy" },
@@ -375,6 +440,34 @@ for (const [name, proxy] of Object.entries(PROXIES)) {
         await accepting.catch(() => {});
         for (const conn of held) conn.close();
         await Deno.remove(dir, { recursive: true });
+      }
+    },
+  });
+}
+
+for (const [name, proxy] of Object.entries(PROXIES)) {
+  const how = name === "nginx" ? "auth_request" : "forward_auth";
+  Deno.test({
+    name: proxy.installed
+      ? `${name} ${how}: real crawlers in before a hosting rule, fakes denied (the documented recipe)`
+      : `${name} ${how}: crawlers: IGNORED, ${proxy.install} is not installed`,
+    ignore: !proxy.installed,
+    fn: async () => {
+      const gate = await startGate({
+        feeds: CRAWLER_GATE_FEEDS,
+        policy: CRAWLER_POLICY,
+        ownData: true,
+      });
+      let running: Proxy | null = null;
+      try {
+        running = await proxy.start(gate.dir, gate.www, gate.ipintel.port, gate.key);
+        await crawlerAcceptance(`http://127.0.0.1:${running.port}`, name === "nginx");
+      } catch (error) {
+        const log = (await running?.log()) ?? "";
+        throw new Error(`${(error as Error).message}\n${name} log:\n${log}`, { cause: error });
+      } finally {
+        await running?.stop();
+        await stopGate(gate);
       }
     },
   });

@@ -183,7 +183,7 @@ function showDots(items) {
 
 const VERDICTS = {
   high: "High risk: a Tor exit node, or on a blocklist",
-  medium: "Medium risk: a VPN or anonymous proxy, or a hosting provider's range",
+  medium: "Medium risk: a VPN or anonymous proxy, a hosting provider's range, or a fake crawler",
   low: "Low risk: none of Tor, blocklists, VPN, proxy or hosting, in the sources installed",
 };
 const NO_SECURITY = "Unknown: no security source is installed on this server";
