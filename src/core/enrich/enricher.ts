@@ -112,6 +112,7 @@ export interface EnrichCounts {
 
 /** Why a record's time voids its security and risk: the codes a lookup `at` it may fail with. */
 const TIME_CODES: ReadonlySet<ErrorCode> = new Set(["history_unavailable", "invalid_time"]);
+const OUTSIDE_HISTORY = "time outside the list history";
 
 /** A problem with the input as a whole (no such column): the run cannot go on. */
 export class EnrichInputError extends Error {}
@@ -143,6 +144,8 @@ export class Enricher {
   #timeIndex = -1;
   #travelIndex = -1;
   #header = true;
+  /** The last record time the list history did not reach, and why (see #answer). */
+  #outside = { time: NaN, note: "" };
 
   /**
    * @param resume where another engine of the same run stands (its `position()`, past the
@@ -270,20 +273,29 @@ export class Enricher {
       partial = time === NO_TIME ? "no time" : "unreadable time";
       note = time;
     }
+    let at = time === null ? this.#options.at : typeof time === "string" ? null : time;
+    // Logs repeat their times: the last one the history did not reach is known without a throw.
+    if (at !== null && at.getTime() === this.#outside.time) {
+      partial = OUTSIDE_HISTORY;
+      note = this.#outside.note;
+      at = null;
+    }
     const options: LookupOptions = {
       selection: this.#options.selection,
       lang: this.#options.lang,
-      at: time === null ? this.#options.at : typeof time === "string" ? null : time,
+      at,
     };
     let item: LookupResult | AppError;
     try {
       item = this.#item(ip, options);
     } catch (error) {
-      if (!(error instanceof AppError) || !options.at || !TIME_CODES.has(error.code)) throw error;
+      if (!(error instanceof AppError) || !at || !TIME_CODES.has(error.code)) throw error;
       // A time the kept history does not reach: answered now, its security parts left out.
-      partial = "time outside the list history";
+      partial = OUTSIDE_HISTORY;
       note = error.message;
-      item = this.#item(ip, { ...options, at: null });
+      this.#outside = { time: at.getTime(), note };
+      options.at = null;
+      item = this.#item(ip, options);
     }
     if (item instanceof AppError) {
       const reason = item.code === "invalid_ip" ? "invalid address" : "no data";

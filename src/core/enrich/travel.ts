@@ -24,7 +24,7 @@ export const EARTH_RADIUS_KM = 6371.0088;
 /** An airliner's cruising speed, km/h: faster than this between two logins is impossible travel. */
 export const DEFAULT_TRAVEL_SPEED = 1000;
 
-/** Subjects remembered by default (about 100 MB with short keys). */
+/** Subjects remembered by default (about 140 MB with keys like `user1234567`). */
 export const DEFAULT_TRAVEL_SUBJECTS = 1_000_000;
 
 /** Where a subject was at a time: what a record tells travel. */

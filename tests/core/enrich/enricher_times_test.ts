@@ -56,7 +56,8 @@ Deno.test("partial answers: an unreadable time and one outside the history still
       ",81.2.69.142\n" + // no time
       "2027-01-01T00:00:00Z,8.8.8.8\n" + // after now
       "1764320000,not-an-ip\n" + // the address fails: the record fails
-      "nonsense,10.0.0.1\n",
+      "nonsense,10.0.0.1\n" +
+      "1764320000,8.8.4.4\n", // a time already found outside the history: the same answer
   ));
   assert.deepEqual(rows[0], [
     "ts",
@@ -82,10 +83,12 @@ Deno.test("partial answers: an unreadable time and one outside the history still
   assert.match(rows[6]![5]!, /^Invalid at 2027-01-01T00:00:00\.000Z: it is in the future/);
   assert.match(rows[7]![5]!, /^Invalid IP address "not-an-ip"/);
   assert.match(rows[8]![5]!, /^No data for IP address "10\.0\.0\.1"/);
+  assert.deepEqual(rows[9]!.slice(2, 4), ["US", "15169"]);
+  assert.equal(rows[9]![5], rows[3]![5]);
   assert.deepEqual(enricher.counts, {
-    records: 8,
-    enriched: 6,
-    partial: { "time outside the list history": 4, "unreadable time": 1, "no time": 1 },
+    records: 9,
+    enriched: 7,
+    partial: { "time outside the list history": 5, "unreadable time": 1, "no time": 1 },
     failed: { "invalid address": 1, "no data": 1 },
   });
 });
