@@ -96,7 +96,9 @@ export const enrichCommand = defineCommand({
     "Reads the file (or standard input) and writes every record once, in order, to standard " +
     "output with the selected fields added (docs/enrich.md). A record without an address, with " +
     "an invalid one, a malformed JSON line or a short row is written with an error field and " +
-    "counted; the run goes on. A summary goes to standard error at the end, and a progress " +
+    "counted; the run goes on. A record whose time cannot be read, or lies outside the list " +
+    "history, keeps the rest of its answer (security and risk empty, the reason in its error). " +
+    "A summary goes to standard error at the end, and a progress " +
     "line while it runs when standard error is a terminal. Exit status 0, or 1 when the input " +
     "itself cannot be read.",
   settings: [
