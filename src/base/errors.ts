@@ -11,7 +11,8 @@ export type ErrorCode =
   | "unauthorized"
   | "rate_limited"
   | "data_unavailable"
-  | "history_unavailable";
+  | "history_unavailable"
+  | "invalid_time";
 
 /** Longest part of a client's input echoed back, in code points. */
 export const ECHO_LIMIT = 64;
@@ -137,11 +138,23 @@ export class HistoryUnavailableError extends AppError {
   }
 }
 
+/**
+ * A time that is not one (`at=yesterday`), or one that cannot be answered for (in the
+ * future): a 400 like any bad request, with its own code so that a caller answering many
+ * records (enrich) can tell a record's time from the rest of its request.
+ */
+export class InvalidTimeError extends AppError {
+  constructor(message: string) {
+    super("invalid_time", message);
+  }
+}
+
 /** The one mapping from error codes to HTTP statuses. */
 export const STATUS_BY_CODE: Readonly<
   Record<ErrorCode, 400 | 401 | 404 | 405 | 413 | 414 | 415 | 422 | 429 | 503>
 > = {
   bad_request: 400,
+  invalid_time: 400,
   unauthorized: 401,
   invalid_ip: 404,
   not_found: 404,

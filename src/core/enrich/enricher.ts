@@ -15,17 +15,32 @@
  *
  * A record that cannot be answered (no address, an invalid one, a malformed
  * JSON line, a short CSV row) is written with an error instead of the answer
- * and counted by reason; the run goes on.
+ * and counted by reason; the run goes on. A record whose time cannot be read,
+ * or lies outside the list history, is answered in part: what does not depend
+ * on the time, with the reason in its error (counted apart, as `partial`).
+ * With a travel key, each record also says how far and fast its subject moved
+ * since its previous record (travel.ts, travel_fields.ts).
  */
 
-import { AppError } from "../../base/errors.ts";
-import type { FailedItem, Json, LookupResult } from "../../base/types.ts";
+import { AppError, type ErrorCode } from "../../base/errors.ts";
+import type { Json, LookupResult } from "../../base/types.ts";
 import { cellText } from "../format/csv.ts";
 import { applySelection, type FieldSelection } from "../format/select.ts";
 import type { Lookup, LookupOptions } from "../lookup/lookup.ts";
 import { type Column, columnsOf, valueAt } from "./columns.ts";
 import { fieldAt, parseFields, quoteField, RecordSplitter, splitLineEnd } from "./csv_records.ts";
-import { createTimeReader } from "./record_time.ts";
+import { createTimeReader, NO_TIME } from "./record_time.ts";
+import type { TimeRead } from "./time_forms.ts";
+import { TravelJudge } from "./travel.ts";
+import {
+  fillTravel,
+  TRAVEL_FIELDS,
+  type TravelCounts,
+  type TravelOptions,
+  type TravelPart,
+  travelPart,
+  type TravelShape,
+} from "./travel_fields.ts";
 
 export type EnrichInput = "csv" | "tsv" | "ndjson" | "log";
 
@@ -66,12 +81,17 @@ export interface EnrichOptions {
   lang: string | null;
   /** One time for every record (`--at`); null: now, unless records carry their own. */
   at: Date | null;
+  /** The IANA zone of record times written without one (checkTimeZone's name); null: UTC. */
+  timeZone?: string | null;
+  /** Impossible travel (CSV/TSV and NDJSON, with the records' own times); null: off. */
+  travel?: TravelOptions | null;
 }
 
-/** Where a run stands past its header: the CSV/TSV address and time columns (-1: none). */
+/** Where a run stands past its header: the CSV/TSV address, time and travel key columns (-1: none). */
 export interface EnrichPosition {
   addressIndex: number;
   timeIndex: number;
+  travelIndex: number;
 }
 
 /** Columns reading one group of the answer: their fields, each after a delimiter. */
@@ -79,19 +99,27 @@ interface ColumnRun {
   cells(result: LookupResult): string;
 }
 
-/** What a run did: every record read, those answered, the failed ones by reason. */
+/**
+ * What a run did: every record read, those answered (in part included), those answered in
+ * part by why (their security and risk left empty), the failed ones by reason.
+ */
 export interface EnrichCounts {
   records: number;
   enriched: number;
+  partial: Record<string, number>;
   failed: Record<string, number>;
 }
+
+/** Why a record's time voids its security and risk: the codes a lookup `at` it may fail with. */
+const TIME_CODES: ReadonlySet<ErrorCode> = new Set(["history_unavailable", "invalid_time"]);
+const OUTSIDE_HISTORY = "time outside the list history";
 
 /** A problem with the input as a whole (no such column): the run cannot go on. */
 export class EnrichInputError extends Error {}
 
 /** The engine of one run. */
 export class Enricher {
-  readonly counts: EnrichCounts = { records: 0, enriched: 0, failed: {} };
+  readonly counts: EnrichCounts = { records: 0, enriched: 0, partial: {}, failed: {} };
   readonly #options: EnrichOptions;
   readonly #lookup: Lookup;
   readonly #columns: Column[];
@@ -100,13 +128,24 @@ export class Enricher {
   readonly #securityKeys: ReadonlySet<string>;
   readonly #delimiter: string;
   readonly #splitter: RecordSplitter;
-  readonly #readTime = createTimeReader();
+  readonly #readTime: (text: string) => TimeRead;
   readonly #fieldPath: string[];
   readonly #timePath: string[] | null;
-  /** CSV/TSV: the address and time columns' indexes, once the header is read. */
+  /** The travel key's path (a column's name as one segment); null: no travel. */
+  readonly #travelPath: string[] | null;
+  readonly #travelShape: TravelShape;
+  /**
+   * The subjects' last records, in input order: held by the run's own engine. One resumed
+   * from another's position (a worker's) writes marks that engine fills (fillTravel).
+   */
+  readonly #judge: TravelJudge | null;
+  /** CSV/TSV: the address, time and travel key columns' indexes, once the header is read. */
   #addressIndex = -1;
   #timeIndex = -1;
+  #travelIndex = -1;
   #header = true;
+  /** The last record time the list history did not reach, and why (see #answer). */
+  #outside = { time: NaN, note: "" };
 
   /**
    * @param resume where another engine of the same run stands (its `position()`, past the
@@ -128,6 +167,18 @@ export class Enricher {
     this.#runs = this.#makeRuns();
     this.#fieldPath = (options.field ?? "ip").split(".");
     this.#timePath = options.time ? options.time.split(".") : null;
+    this.#readTime = createTimeReader(options.timeZone ?? null);
+    const travel = options.travel ?? null;
+    if (travel && (options.input === "log" || !this.#timePath)) {
+      throw new EnrichInputError(
+        "--travel-key needs CSV, TSV or NDJSON records with their own times " +
+          "(--time-column or --time-field)",
+      );
+    }
+    const csv = options.input === "csv" || options.input === "tsv";
+    this.#travelPath = travel ? (csv ? [travel.key] : travel.key.split(".")) : null;
+    this.#travelShape = csv ? { delimiter: this.#delimiter } : { delimiter: null };
+    this.#judge = travel && !resume ? new TravelJudge(travel.speedKmh, travel.subjects) : null;
     // A header is read (CSV, TSV) or written (a log as CSV or TSV) first; NDJSON has none.
     if (options.input === "log") this.#header = options.output !== "ndjson";
     if (options.input === "ndjson") this.#header = false;
@@ -135,13 +186,31 @@ export class Enricher {
       this.#header = false;
       this.#addressIndex = resume.addressIndex;
       this.#timeIndex = resume.timeIndex;
+      this.#travelIndex = resume.travelIndex;
     }
   }
 
   /** Where the run stands once the header is read (null before): what `resume` takes. */
   position(): EnrichPosition | null {
     if (this.#header) return null;
-    return { addressIndex: this.#addressIndex, timeIndex: this.#timeIndex };
+    return {
+      addressIndex: this.#addressIndex,
+      timeIndex: this.#timeIndex,
+      travelIndex: this.#travelIndex,
+    };
+  }
+
+  /**
+   * `text` (output of an engine resumed from this one's position) with its travel judged:
+   * the run's engine calls it on every such output in input order. Without travel, `text`.
+   */
+  fillTravel(text: string): string {
+    return this.#judge ? fillTravel(text, this.#judge, this.#travelShape) : text;
+  }
+
+  /** What travel came to so far (null: no travel, or an engine resumed from another). */
+  travelCounts(): TravelCounts | null {
+    return this.#judge?.counts() ?? null;
   }
 
   /**
@@ -158,16 +227,18 @@ export class Enricher {
     const records = this.#splitter.push(chunk);
     let out = "";
     for (const record of records) out += this.#record(record);
-    return out;
+    return this.fillTravel(out);
   }
 
   /** The output for the last record, when the input did not end with a line break. */
   end(): string {
     const record = this.#splitter.end();
-    return record === null ? "" : this.#record(record);
+    return record === null ? "" : this.fillTravel(this.#record(record));
   }
 
-  #record(record: string): string {
+  #record(text: string): string {
+    // Travel marks are lone surrogates, which well-formed text (TextDecoder's) never holds.
+    const record = this.#travelPath && !text.isWellFormed() ? text.toWellFormed() : text;
     switch (this.#options.input) {
       case "csv":
       case "tsv":
@@ -184,95 +255,115 @@ export class Enricher {
   }
 
   /**
-   * The answer for `text` at `time`, selected: the answer, or the failure with
-   * its category and message. A time before the kept history answers the
-   * rest of the record, its security parts left out, with the reason.
+   * The answer for `text` at `time` (a record's own time, or why it has none that can be
+   * read; null: the run's `at`): the answer, or the failure with its category and message.
+   * A record fails only when its address does. A time that cannot be read, or that the kept
+   * history does not reach (before it, or in the future), answers the rest of the record,
+   * its security parts left out, with the reason.
    */
-  #answer(
-    text: string,
-    time: Date | string | null,
-  ): Answered {
+  #answer(text: string, time: TimeRead | null): Answered {
     const ip = text.trim();
     if (ip === "") {
       this.#failed("no address");
       return NOT_ANSWERED("no address", "No address in this record");
     }
+    let partial: string | null = null;
+    let note: string | null = null;
     if (typeof time === "string") {
-      this.#failed("invalid time");
-      return NOT_ANSWERED("invalid time", time);
+      partial = time === NO_TIME ? "no time" : "unreadable time";
+      note = time;
+    }
+    let at = time === null ? this.#options.at : typeof time === "string" ? null : time;
+    // Logs repeat their times: the last one the history did not reach is known without a throw.
+    if (at !== null && at.getTime() === this.#outside.time) {
+      partial = OUTSIDE_HISTORY;
+      note = this.#outside.note;
+      at = null;
     }
     const options: LookupOptions = {
       selection: this.#options.selection,
       lang: this.#options.lang,
-      at: time ?? this.#options.at,
+      at,
     };
-    let item: LookupResult | FailedItem;
-    let note: string | null = null;
+    let item: LookupResult | AppError;
     try {
       item = this.#item(ip, options);
     } catch (error) {
-      if (!(error instanceof AppError) || !options.at) throw error;
-      if (error.code === "bad_request") {
-        // A time in the future: this record's, not the run's.
-        this.#failed("invalid time");
-        return NOT_ANSWERED("invalid time", error.message);
-      }
-      if (error.code !== "history_unavailable") throw error;
+      if (!(error instanceof AppError) || !at || !TIME_CODES.has(error.code)) throw error;
       // A time the kept history does not reach: answered now, its security parts left out.
+      partial = OUTSIDE_HISTORY;
       note = error.message;
-      item = this.#item(ip, { ...options, at: null });
+      this.#outside = { time: at.getTime(), note };
+      options.at = null;
+      item = this.#item(ip, options);
     }
-    if ("error" in item) {
-      const reason = /^Invalid IP/.test(item.error.message) ? "invalid address" : "no data";
+    if (item instanceof AppError) {
+      const reason = item.code === "invalid_ip" ? "invalid address" : "no data";
       this.#failed(reason);
-      return NOT_ANSWERED(reason, item.error.message);
-    }
-    if (note !== null) {
-      this.#failed("time before the history");
-      return {
-        result: item,
-        securityKnown: false,
-        reason: "time before the history",
-        message: note,
-      };
+      return NOT_ANSWERED(reason, item.message);
     }
     this.counts.enriched++;
-    return { result: item, securityKnown: true, reason: null, message: null };
+    if (partial === null) return { result: item, securityKnown: true, reason: null, message: null };
+    this.counts.partial[partial] = (this.counts.partial[partial] ?? 0) + 1;
+    return { result: item, securityKnown: false, reason: partial, message: note };
   }
 
-  /** What a JSON record gets: the selected answer (its security parts only when known), or the error. */
-  #added(answered: Answered): Json {
-    const { result, message } = answered;
+  /**
+   * What a JSON record gets: the selected answer (its security parts only when known), or
+   * the error; `also` (why the record has no travel) joins the error.
+   */
+  #added(answered: Answered, also: string | null = null): Record<string, Json> {
+    const { result } = answered;
+    const message = joined(answered.message, also);
     if (result === null) return { error: message };
     const answer = applySelection(result, this.#options.selection);
-    if (answered.securityKnown) return answer;
-    // A time before the kept history: the rest of the answer, and why not its security parts.
+    if (answered.securityKnown && message === null) return answer;
+    // A time the record's security cannot be answered for: the rest, and why not its security.
     const kept: Record<string, Json> = {};
     for (const [key, value] of Object.entries(answer)) {
-      if (!this.#securityKeys.has(key)) kept[key] = value;
+      if (answered.securityKnown || !this.#securityKeys.has(key)) kept[key] = value;
     }
     return { ...kept, error: message };
   }
 
-  #item(ip: string, options: LookupOptions): LookupResult | FailedItem {
+  /** The JSON text a record gets under `into`: #added's, its travel fields last. */
+  #addedText(answered: Answered, travel: TravelPart | null): string {
+    const text = JSON.stringify(this.#added(answered, travel?.note ?? null));
+    if (travel === null) return text;
+    return `${text.slice(0, -1)}${text === "{}" ? "" : ","}${travel.text}}`;
+  }
+
+  /**
+   * The result for `ip`, or the error of an address that has none (invalid, or no data), by
+   * its code: a failed item says no code, so the throwing lookup is asked (failures only).
+   */
+  #item(ip: string, options: LookupOptions): LookupResult | AppError {
     const lookup = this.#lookup;
-    if (lookup.item) return lookup.item(ip, options);
+    if (lookup.item) {
+      const item = lookup.item(ip, options);
+      if (!("error" in item)) return item;
+    }
     try {
       return lookup(ip, options);
     } catch (error) {
       if (
         error instanceof AppError && (error.code === "invalid_ip" || error.code === "not_found")
-      ) {
-        return { ip, error: { status: 404, message: error.message } };
-      }
+      ) return error;
       throw error;
     }
   }
 
-  /** The added fields of a CSV/TSV row: the columns, then the error. */
-  #cells(answered: Answered): string {
+  /** A record's travel fields (null: no travel in this run). */
+  #travel(answered: Answered, time: TimeRead | null, subject: string | null): TravelPart | null {
+    const path = this.#travelPath;
+    return path && travelPart(answered.result, time, subject, path.join("."), this.#travelShape);
+  }
+
+  /** The added fields of a CSV/TSV row: the columns, the travel fields (if any), then the error. */
+  #cells(answered: Answered, travel: TravelPart | null = null): string {
     const d = this.#delimiter;
-    const { result, message } = answered;
+    const { result } = answered;
+    const message = joined(answered.message, travel?.note ?? null);
     let out = "";
     if (result !== null && answered.securityKnown) {
       for (const run of this.#runs) out += run.cells(result);
@@ -282,6 +373,7 @@ export class Enricher {
         out += this.#cell(column, known ? result : null);
       }
     }
+    if (travel !== null) out += travel.text;
     return out + d + (message === null ? "" : quoteField(message, d));
   }
 
@@ -329,8 +421,10 @@ export class Enricher {
   #headerCells(): string {
     const d = this.#delimiter;
     const { prefix } = this.#options;
-    return this.#columns.map((c) => d + quoteField(prefix + c.name, d)).join("") + d +
-      quoteField(`${prefix}error`, d);
+    const travel = this.#travelPath ? TRAVEL_FIELDS : [];
+    return [...this.#columns.map((c) => c.name), ...travel].map((name) =>
+      d + quoteField(prefix + name, d)
+    ).join("") + d + quoteField(`${prefix}error`, d);
   }
 
   #csvRecord(record: string): string {
@@ -357,21 +451,32 @@ export class Enricher {
           );
         }
       }
+      if (this.#travelPath) {
+        const key = this.#travelPath[0]!;
+        this.#travelIndex = names.indexOf(key);
+        if (this.#travelIndex === -1) {
+          throw new EnrichInputError(
+            `No column ${JSON.stringify(key)} in the header for --travel-key`,
+          );
+        }
+      }
       return body + this.#headerCells() + end;
     }
     if (body === "") return record; // a blank line (a file's last line break twice)
     this.counts.records++;
-    const need = Math.max(this.#addressIndex, this.#timeIndex) + 1;
+    const need = Math.max(this.#addressIndex, this.#timeIndex, this.#travelIndex) + 1;
     const address = fieldAt(body, d, this.#addressIndex, need);
     if (address === null) {
       this.#failed("short row");
-      return body + this.#cells(NOT_ANSWERED("short row", `Short row: fewer than ${need} fields`)) +
-        end;
+      const short = NOT_ANSWERED("short row", `Short row: fewer than ${need} fields`);
+      return body + this.#cells(short, this.#travel(short, null, null)) + end;
     }
     const time = this.#timeIndex === -1
       ? null
       : this.#readTime(fieldAt(body, d, this.#timeIndex, need) ?? "");
-    return body + this.#cells(this.#answer(address, time)) + end;
+    const answered = this.#answer(address, time);
+    const subject = this.#travelIndex === -1 ? null : fieldAt(body, d, this.#travelIndex, need);
+    return body + this.#cells(answered, this.#travel(answered, time, subject)) + end;
   }
 
   #ndjsonRecord(record: string): string {
@@ -396,18 +501,18 @@ export class Enricher {
     const address = valueAt(object, this.#fieldPath);
     const time = this.#timePath === null
       ? null
-      : this.#readTime(String(valueAt(object, this.#timePath) ?? ""));
-    let added: Json;
+      : this.#readTime(valueText(valueAt(object, this.#timePath)));
+    let answered: Answered;
     if (typeof address !== "string") {
       this.#failed("no address");
-      added = { error: `No address at ${this.#fieldPath.join(".")}` };
-    } else added = this.#added(this.#answer(address, time));
+      answered = NOT_ANSWERED("no address", `No address at ${this.#fieldPath.join(".")}`);
+    } else answered = this.#answer(address, time);
+    const subject = this.#travelPath && valueText(valueAt(object, this.#travelPath));
+    const added = this.#addedText(answered, this.#travel(answered, time, subject));
     // The line's own text is kept; the answer goes in before its closing brace.
     const close = body.lastIndexOf("}");
     const empty = Object.keys(object).length === 0;
-    return `${body.slice(0, close)}${empty ? "" : ","}${into}:${JSON.stringify(added)}${
-      body.slice(close)
-    }${end}`;
+    return `${body.slice(0, close)}${empty ? "" : ","}${into}:${added}${body.slice(close)}${end}`;
   }
 
   #logRecord(record: string): string {
@@ -421,7 +526,7 @@ export class Enricher {
     this.counts.records++;
     const space = body.search(/\s/);
     const address = space === -1 ? body : body.slice(0, space);
-    let time: Date | string | null = null;
+    let time: TimeRead | null = null;
     if (this.#options.logTime) {
       const open = body.indexOf("[");
       const close = open === -1 ? -1 : body.indexOf("]", open);
@@ -435,4 +540,15 @@ export class Enricher {
     }
     return quoteField(body, this.#delimiter) + this.#cells(answered) + (end || "\n");
   }
+}
+
+/** Two messages as one (either may be null). */
+function joined(first: string | null, second: string | null): string | null {
+  return first === null ? second : second === null ? first : `${first}; ${second}`;
+}
+
+/** A JSON value as the text a time or a travel key is read from (absent or null: empty). */
+function valueText(value: Json | undefined): string {
+  if (value === undefined || value === null) return "";
+  return typeof value === "string" ? value : JSON.stringify(value);
 }

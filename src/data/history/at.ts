@@ -1,6 +1,6 @@
 /** The `at` parameter: a past time to answer the security lists for. */
 
-import { BadRequestError, HistoryUnavailableError, quoteInput } from "../../base/errors.ts";
+import { HistoryUnavailableError, InvalidTimeError, quoteInput } from "../../base/errors.ts";
 import type { History } from "./history.ts";
 
 /** A date (`2026-11-20`, midnight UTC) or a date and time with its zone (`Z` or `+02:00`). */
@@ -14,14 +14,14 @@ const EXPECTED =
  * Reads `at`; absent or empty → null (the current lists). A time without a
  * zone is refused rather than guessed (the server's zone is not the caller's).
  *
- * @throws {BadRequestError} naming `at` and the value when it is not such a time.
+ * @throws {InvalidTimeError} (400) naming `at` and the value when it is not such a time.
  * @example parseAt("2026-11-20T13:45:00Z")?.toISOString() // "2026-11-20T13:45:00.000Z"
  */
 export function parseAt(text: string | null | undefined, name = "at"): Date | null {
   if (text === undefined || text === null || text.trim() === "") return null;
   const value = text.trim();
   const m = ISO_8601.exec(value);
-  const invalid = () => new BadRequestError(`Invalid ${name} ${quoteInput(text)}: ${EXPECTED}`);
+  const invalid = () => new InvalidTimeError(`Invalid ${name} ${quoteInput(text)}: ${EXPECTED}`);
   if (!m) throw invalid();
   const [, year, month, day, hour = "0", minute = "0", second = "0"] = m;
   const daysInMonth = new Date(Date.UTC(Number(year), Number(month), 0)).getUTCDate();
@@ -39,11 +39,11 @@ export function parseAt(text: string | null | undefined, name = "at"): Date | nu
  * Checks that the kept history can answer for `at`.
  *
  * @throws {HistoryUnavailableError} (422) when no history is kept, or `at` is before it starts,
- *   saying where it starts; {BadRequestError} when `at` is in the future.
+ *   saying where it starts; {InvalidTimeError} (400) when `at` is in the future.
  */
 export function checkAt(history: History | null | undefined, at: Date, now: Date): void {
   if (at.getTime() > now.getTime()) {
-    throw new BadRequestError(
+    throw new InvalidTimeError(
       `Invalid at ${at.toISOString()}: it is in the future (now ${now.toISOString()})`,
     );
   }

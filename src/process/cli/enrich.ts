@@ -16,9 +16,9 @@ import {
   type EnrichOutput,
 } from "../../core/enrich/enricher.ts";
 import { detectInput } from "../../core/enrich/detect.ts";
-import { parseAt } from "../../data/history/at.ts";
 import { openServed, openSharedData, servedFor } from "../server/served.ts";
 import { addCounts, EnrichPool } from "./enrich_pool.ts";
+import { partialWords, TIME_FLAGS, timeOptions, travelLine } from "./enrich_times.ts";
 import { defineCommand } from "./command.ts";
 import { lazyParts, streamConfig } from "./lookup.ts";
 
@@ -51,12 +51,14 @@ const ENRICH_FLAGS = {
   "time-column": {
     type: "string",
     placeholder: "<name>",
-    description: "CSV/TSV: answer security and risk as of this column's time (ISO 8601 or epoch s)",
+    description:
+      "CSV/TSV: answer security and risk as of this column's time (ISO 8601, epoch s/ms/µs)",
   },
   "time-field": {
     type: "string",
     placeholder: "<path>",
-    description: "NDJSON: answer security and risk as of this field's time (ISO 8601 or epoch s)",
+    description:
+      "NDJSON: answer security and risk as of this field's time (ISO 8601, epoch s/ms/µs)",
   },
   "log-time": {
     type: "boolean",
@@ -65,7 +67,7 @@ const ENRICH_FLAGS = {
   at: {
     type: "string",
     placeholder: "<time>",
-    description: "Answer security and risk as the lists stood at this ISO 8601 time, every record",
+    description: "Answer security and risk as the lists stood at this time, every record",
   },
   get: {
     type: "string",
@@ -82,6 +84,7 @@ const ENRICH_FLAGS = {
     placeholder: "<format>",
     description: "Logs: ndjson (default), csv or tsv; other inputs keep their own format",
   },
+  ...TIME_FLAGS,
 } as const;
 
 export const enrichCommand = defineCommand({
@@ -93,7 +96,9 @@ export const enrichCommand = defineCommand({
     "Reads the file (or standard input) and writes every record once, in order, to standard " +
     "output with the selected fields added (docs/enrich.md). A record without an address, with " +
     "an invalid one, a malformed JSON line or a short row is written with an error field and " +
-    "counted; the run goes on. A summary goes to standard error at the end, and a progress " +
+    "counted; the run goes on. A record whose time cannot be read, or lies outside the list " +
+    "history, keeps the rest of its answer (security and risk empty, the reason in its error). " +
+    "A summary goes to standard error at the end, and a progress " +
     "line while it runs when standard error is a terminal. Exit status 0, or 1 when the input " +
     "itself cannot be read.",
   settings: [
@@ -135,12 +140,7 @@ async function runEnrich(
   } catch (error) {
     throw new UsageError(`Invalid --get: ${(error as Error).message}`);
   }
-  let at: Date | null;
-  try {
-    at = parseAt(flags.at, "--at");
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const { at, timeZone, travel } = timeOptions(flags, new Date());
   let file: Deno.FsFile | null = null;
   if (path !== "-") {
     try {
@@ -175,7 +175,8 @@ async function runEnrich(
   // A write is awaited before the next one starts, and answers wait (at most a few batches
   // per worker) while one is written: a slow reader slows the run instead of filling memory.
   const writeNext = async () => {
-    const text = await answers.shift()!;
+    // Travel is judged here, where answers are taken in input order (the workers' are marked).
+    const text = enricher!.fillTravel(await answers.shift()!);
     await writing;
     if (text !== "") {
       writing = out.write(encoder.encode(text));
@@ -199,6 +200,8 @@ async function runEnrich(
         selection,
         lang: flags.lang ?? null,
         at,
+        timeZone,
+        travel,
       };
       enricher ??= new Enricher(lookup, options);
       // A long input is answered by the workers from its POOL_AFTER_CHUNKS-th chunk on (past
@@ -255,11 +258,15 @@ async function runEnrich(
   const failedCount = failed.reduce((sum, [, n]) => sum + n, 0);
   if (progress) progress("\n");
   console.error(
-    `ipintel enrich: ${total.records} records, ${total.enriched} enriched, ${failedCount} failed` +
+    `ipintel enrich: ${total.records} records, ${total.enriched} enriched${
+      partialWords(total)
+    }, ${failedCount} failed` +
       (failed.length ? ` (${failed.map(([reason, n]) => `${reason}: ${n}`).join(", ")})` : "") +
       ` in ${(ms / 1000).toFixed(1)} s, ${rate(total.records, ms)} records/s` +
       (pool ? ` with ${config.workers} workers` : ""),
   );
+  const travelled = enricher?.travelCounts();
+  if (travelled && travel) console.error(travelLine(travelled, travel.speedKmh));
   return 0;
 }
 

@@ -55,7 +55,7 @@ export class EnrichPool {
       const member: Member = {
         worker,
         busy: 0,
-        counts: { records: 0, enriched: 0, failed: {} },
+        counts: { records: 0, enriched: 0, partial: {}, failed: {} },
       };
       worker.onmessage = (event: MessageEvent<FromEnrichWorker>) => {
         const message = event.data;
@@ -108,10 +108,13 @@ export class EnrichPool {
 
 /** Counts of parts of one run, added. */
 export function addCounts(...parts: EnrichCounts[]): EnrichCounts {
-  const total: EnrichCounts = { records: 0, enriched: 0, failed: {} };
+  const total: EnrichCounts = { records: 0, enriched: 0, partial: {}, failed: {} };
   for (const part of parts) {
     total.records += part.records;
     total.enriched += part.enriched;
+    for (const [reason, n] of Object.entries(part.partial)) {
+      total.partial[reason] = (total.partial[reason] ?? 0) + n;
+    }
     for (const [reason, n] of Object.entries(part.failed)) {
       total.failed[reason] = (total.failed[reason] ?? 0) + n;
     }

@@ -66,6 +66,7 @@ Deno.test("CSV: every row back in order and unchanged, the columns added, the in
   assert.deepEqual(enricher.counts, {
     records: 3,
     enriched: 2,
+    partial: {},
     failed: { "invalid address": 1 },
   });
 });
@@ -208,6 +209,7 @@ Deno.test("NDJSON: each line's own text kept, the answer added under a key; bad 
   assert.deepEqual(enricher.counts, {
     records: 5,
     enriched: 1,
+    partial: {},
     failed: { "malformed JSON": 1, "invalid address": 1, "not an object": 1, "no address": 1 },
   });
 });
@@ -282,7 +284,12 @@ Deno.test("as of each record's time: an exit only an older snapshot listed is a 
     assert.equal(rows[4]![3], "", "a time before the history answers no security");
     assert.match(rows[4]![4]!, /history starts at/);
     assert.match(rows[5]![4]!, /Invalid time "yesterday"/);
-    assert.deepEqual(enricher.counts.failed, { "time before the history": 1, "invalid time": 1 });
+    assert.equal(rows[5]![3], "", "an unreadable time answers no security");
+    assert.deepEqual(enricher.counts.partial, {
+      "time outside the list history": 1,
+      "unreadable time": 1,
+    });
+    assert.deepEqual(enricher.counts.failed, {});
   } finally {
     await Deno.remove(dataDir, { recursive: true });
   }
