@@ -8,6 +8,10 @@
  * - The speed is taken over that distance less both answers' accuracy radii
  *   (not below 0): the two places could be that much closer. An unknown radius
  *   counts as 0.
+ * - An answer placed only to its country (no city: GeoLite2 puts such an
+ *   address at the country's centre, 8.8.8.8 in Kansas) could be anywhere in
+ *   that country: beside a record in the same country, the distance left after
+ *   the radii is 0. Beside another country its radius counts as above.
  * - Records come in time order for each subject; one earlier than its
  *   predecessor is compared over the absolute difference. A difference under a
  *   second counts as one second: most logs write whole seconds, so two records
@@ -36,6 +40,10 @@ export interface TravelPoint {
   longitude: number;
   /** The answer's accuracy radius, km (0: unknown). */
   radiusKm: number;
+  /** The country as a number (countryNumber; 0: unknown). */
+  country: number;
+  /** Placed only to the country (no city): it could be anywhere in it. */
+  countryOnly: boolean;
 }
 
 /** A record's travel from its subject's previous one; null for a subject's first. */
@@ -68,14 +76,21 @@ export function travelBetween(
   speedKmh: number,
 ): TravelVerdict {
   const km = haversineKm(previous.latitude, previous.longitude, point.latitude, point.longitude);
-  const apart = Math.max(0, km - previous.radiusKm - point.radiusKm);
+  const sameCountryVague = (previous.countryOnly || point.countryOnly) && previous.country !== 0 &&
+    previous.country === point.country;
+  const apart = sameCountryVague ? 0 : Math.max(0, km - previous.radiusKm - point.radiusKm);
   const hours = Math.max(Math.abs(point.time - previous.time), MIN_MS) / HOUR_MS;
   const kmh = apart / hours;
   return { km: Math.round(km * 10) / 10, kmh: Math.round(kmh), impossible: kmh > speedKmh };
 }
 
-/** Fields kept per subject, in one Float64Array: time, latitude, longitude, radius. */
-const FIELDS = 4;
+/** Fields kept per subject, in one Float64Array: time, latitude, longitude, radius, country (negative: only the country). */
+const FIELDS = 5;
+
+/** A two-letter country code as a number (0 for none): kept in the subjects' Float64Array. */
+export function countryNumber(code: string | null): number {
+  return code !== null && code.length === 2 ? code.charCodeAt(0) * 256 + code.charCodeAt(1) : 0;
+}
 
 /** Slot 0 is the recency list's sentinel: `next[0]` is the most recent slot, `prev[0]` the least. */
 const HEAD = 0;
@@ -119,6 +134,8 @@ export class SubjectMemory {
         latitude: p[at + 1]!,
         longitude: p[at + 2]!,
         radiusKm: p[at + 3]!,
+        country: Math.abs(p[at + 4]!),
+        countryOnly: p[at + 4]! < 0,
       };
       this.#unlink(slot);
     } else {
@@ -146,6 +163,7 @@ export class SubjectMemory {
     this.#points[at + 1] = point.latitude;
     this.#points[at + 2] = point.longitude;
     this.#points[at + 3] = point.radiusKm;
+    this.#points[at + 4] = point.countryOnly ? -point.country : point.country;
     return previous;
   }
 

@@ -15,7 +15,7 @@
 
 import type { LookupResult } from "../../base/types.ts";
 import type { TimeRead } from "./time_forms.ts";
-import type { TravelJudge, TravelPoint, TravelVerdict } from "./travel.ts";
+import { countryNumber, type TravelJudge, type TravelPoint, type TravelVerdict } from "./travel.ts";
 
 /** What `--travel-key`, `--travel-speed` and `--travel-subjects` say. */
 export interface TravelOptions {
@@ -62,7 +62,7 @@ export function travelPart(
   const name = subject?.trim() ?? "";
   if (name === "") return empty(`No travel: no ${key} in this record`);
   if (!(time instanceof Date)) return empty("No travel: no time that can be read");
-  const { latitude, longitude, accuracy_radius } = result.geoLocation;
+  const { latitude, longitude, accuracy_radius, countryCode, city } = result.geoLocation;
   if (latitude === null || longitude === null) {
     return empty(`No travel: no coordinates for ${result.ip}`);
   }
@@ -72,14 +72,17 @@ export function travelPart(
     latitude,
     longitude,
     radiusKm: accuracy_radius ?? 0,
+    country: countryNumber(countryCode),
+    countryOnly: city === null,
   };
   return { text: markTravel(point), note: null };
 }
 
 /** The mark of a record to judge in input order (see the module comment). */
 export function markTravel(point: TravelPoint): string {
-  const { subject, time, latitude, longitude, radiusKm } = point;
-  return MARK + JSON.stringify([subject, time, latitude, longitude, radiusKm]) + MARK;
+  const { subject, time, latitude, longitude, radiusKm, country, countryOnly } = point;
+  return MARK +
+    JSON.stringify([subject, time, latitude, longitude, radiusKm, country, countryOnly]) + MARK;
 }
 
 /** The fields of `verdict` (null: empty) in `shape`: CSV cells each after the delimiter, or JSON members. */
@@ -105,14 +108,18 @@ export function fillTravel(text: string, judge: TravelJudge, shape: TravelShape)
   if (parts.length % 2 === 0) throw new Error("enrich: an unclosed travel mark in an answer");
   let out = parts[0]!;
   for (let i = 1; i < parts.length; i += 2) {
-    const [subject, time, latitude, longitude, radiusKm] = JSON.parse(parts[i]!) as [
-      string,
-      number,
-      number,
-      number,
-      number,
-    ];
-    const verdict = judge.next({ subject, time, latitude, longitude, radiusKm });
+    const [subject, time, latitude, longitude, radiusKm, country, countryOnly] = JSON.parse(
+      parts[i]!,
+    ) as [string, number, number, number, number, number, boolean];
+    const verdict = judge.next({
+      subject,
+      time,
+      latitude,
+      longitude,
+      radiusKm,
+      country,
+      countryOnly,
+    });
     out += travelText(verdict, shape) + parts[i + 1]!;
   }
   return out;

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  countryNumber,
   EARTH_RADIUS_KM,
   haversineKm,
   SubjectMemory,
@@ -15,12 +16,16 @@ const at = (
   latitude: number,
   longitude: number,
   radiusKm = 0,
+  country = "",
+  countryOnly = false,
 ) => ({
   subject,
   time: Date.UTC(2026, 10, 20) + minutes * 60_000,
   latitude,
   longitude,
   radiusKm,
+  country: countryNumber(country || null),
+  countryOnly,
 });
 
 Deno.test("haversine: a degree of the equator, a quarter meridian, London to New York", () => {
@@ -52,6 +57,24 @@ Deno.test("travel speed: the distance less both accuracy radii (not below 0), ov
   // 10 degrees (1,111.9 km) in an hour: faster than 1,000 km/h, slower than 2,000.
   assert.equal(travelBetween(at("a", 0, 0, 0), at("a", 60, 0, 10), 1000).impossible, true);
   assert.equal(travelBetween(at("a", 0, 0, 0), at("a", 60, 0, 10), 2000).impossible, false);
+});
+
+Deno.test("travel: an answer placed only to its country could be anywhere in it, not beside another country", () => {
+  // The United States' centre (country only, radius 1,000 km), then Westfield, MA, an hour later.
+  const centre = at("a", 0, 37.751, -97.822, 1000, "US", true);
+  const westfield = at("a", 60, 42.1251, -72.7495, 10, "US");
+  assert.deepEqual(travelBetween(centre, westfield, 1000), {
+    km: 2183.8,
+    kmh: 0,
+    impossible: false,
+  });
+  assert.deepEqual(travelBetween(westfield, centre, 1000).impossible, false);
+  // The same centre beside London ten minutes later: the radius counts, and it is impossible.
+  const london = at("a", 10, 51.5074, -0.1278, 50, "GB");
+  assert.equal(travelBetween(centre, london, 1000).impossible, true);
+  // Both placed to cities in one country: the distance counts as usual.
+  const kansasCity = at("a", 0, 39.0997, -94.5786, 10, "US");
+  assert.equal(travelBetween(kansasCity, westfield, 1000).impossible, true);
 });
 
 Deno.test("travel time: an earlier record counts the absolute difference; under a second counts as one", () => {
@@ -87,7 +110,15 @@ Deno.test("travel judge: a subject's first record has no travel; each next one i
 
 Deno.test("subjects remembered: 2,000,000 distinct subjects stay within a bound of 1,000, least recently seen forgotten first", () => {
   const memory = new SubjectMemory(1000);
-  const point = { subject: "", time: 0, latitude: 1, longitude: 2, radiusKm: 3 };
+  const point = {
+    subject: "",
+    time: 0,
+    latitude: 1,
+    longitude: 2,
+    radiusKm: 3,
+    country: countryNumber("US"),
+    countryOnly: true,
+  };
   for (let i = 0; i < 2_000_000; i++) {
     point.subject = `user${i}`;
     point.time = i;
@@ -102,7 +133,14 @@ Deno.test("subjects remembered: 2,000,000 distinct subjects stay within a bound 
   assert.equal(memory.size, 1000);
   assert.equal(memory.forgotten, 2_000_000 - 1000);
   const kept = memory.swap({ ...point, subject: "user1999999", time: 5 });
-  assert.deepEqual(kept, { time: 1_999_999, latitude: 1, longitude: 2, radiusKm: 3 });
+  assert.deepEqual(kept, {
+    time: 1_999_999,
+    latitude: 1,
+    longitude: 2,
+    radiusKm: 3,
+    country: countryNumber("US"),
+    countryOnly: true,
+  });
   assert.equal(memory.swap({ ...point, subject: "user1998999" }), null, "forgotten");
   assert.notEqual(memory.swap({ ...point, subject: "user0" }), null, "seen recently: kept");
 });
