@@ -12,7 +12,7 @@ import { parseAsnSelection } from "../../core/asn/layout.ts";
 import { asnCost, parseAsnFormat } from "../../core/asn/view.ts";
 import { parseAt } from "../../data/history/at.ts";
 import { AppError, BadRequestError } from "../../base/errors.ts";
-import { type FieldSelection, renderError, renderLookup } from "../../core/format/mod.ts";
+import { renderError, renderLookup } from "../../core/format/mod.ts";
 import { METRICS_CONTENT_TYPE } from "../../core/format/render.ts";
 import { streamFormat } from "../../core/format/incremental.ts";
 import type { DataSet } from "../../data/sources/data_set.ts";
@@ -40,6 +40,7 @@ import {
   READY_DOC,
   STATUS_DOC,
 } from "./openapi.ts";
+import { answerKey, answerSecond } from "./answer_key.ts";
 import { statusData, statusRoute } from "./status_route.ts";
 import type { AppTools } from "./tools.ts";
 
@@ -88,7 +89,7 @@ function answer(
   if (cache !== null && typeof addresses === "string") {
     // A repeat answer is the same text: made once, then served from the cache (answer_cache.ts).
     const key = answerKey(addresses, p);
-    const second = showsTime(p.selection) ? Math.floor(Date.now() / 1000) : null;
+    const second = answerSecond(p.selection, Date.now());
     let body = cache.get(served, key, second);
     if (body === undefined) {
       body = renderLookup(find(addresses, p), p.selection, p.format);
@@ -101,25 +102,6 @@ function answer(
     : addresses.map((ip) => lookupItem(ip, p, find));
   return c.body(renderLookup(data, p.selection, p.format), 200, FORMAT_HEADERS[p.format]);
 }
-
-/** What an answer's text depends on besides the data set: the address and the request's parameters. */
-function answerKey(address: string, p: LookupRequest): string {
-  const selection = p.selection === null ? "*" : p.selection.names.join(",");
-  const userAgent = showsUserAgent(p.selection) ? p.userAgent ?? "" : "";
-  return `${p.format}\n${p.lang ?? ""}\n${
-    p.at?.getTime() ?? ""
-  }\n${selection}\n${userAgent}\n${address}`;
-}
-
-/**
- * Whether the answer shows the time zone (its `current_time` changes every second), by a
- * path or a bare name (`current_time`).
- */
-const showsTime = (selection: FieldSelection | null) => selection === null || selection.timezone;
-
-/** Whether the answer shows the parsed user agent, by a path or a bare name (`browser`). */
-const showsUserAgent = (selection: FieldSelection | null) =>
-  selection === null || selection.userAgent;
 
 const siteResponse = (c: AppContext, answer: SiteAnswer) =>
   answer.body === null
