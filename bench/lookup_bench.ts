@@ -36,7 +36,7 @@ import { Buffer } from "node:buffer";
 import { Reader } from "mmdb-lib";
 import { createEnrichment } from "../src/core/place/warm.ts";
 import { dataVersion } from "../src/data/sources/data_version.ts";
-import { createLookup, type Lookup } from "../src/core/lookup/lookup.ts";
+import { type AddressLookup, createLookup } from "../src/core/lookup/lookup.ts";
 import { openMmdb } from "../src/data/mmdb/reader.ts";
 import type { DataSet } from "../src/data/sources/data_set.ts";
 import type { AsnRecord, CityRecord } from "../src/data/mmdb/records.ts";
@@ -81,7 +81,7 @@ const addresses = randomPublicAddresses(COUNT, 1, { keep: (ip) => rawCity.get(ip
 // so a cold lookup finds ICU's formatters ready but every record cache empty.
 const enrichment = createEnrichment({ warm: true });
 
-function freshLookup(): Lookup {
+function freshLookup(): AddressLookup {
   const data: DataSet = {
     incomplete: null,
     city: openMmdb<CityRecord>(cityBytes, { cacheSize: CACHE_SIZE }),
@@ -105,10 +105,10 @@ function freshLookup(): Lookup {
 }
 
 /** Looks up every address; returns a number that depends on every result. */
-function runLookups(lookup: Lookup): number {
+function runLookups(lookup: AddressLookup): number {
   let sink = 0;
   for (const ip of addresses) {
-    const result = lookup(ip, { userAgent: USER_AGENT });
+    const result = lookup.find(ip, { userAgent: USER_AGENT });
     sink += result.geoLocation.accuracy_radius ?? 0;
     sink += result.timezone.offset ?? 0;
   }

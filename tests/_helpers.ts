@@ -1,8 +1,8 @@
 /** Shared test fixtures: small City and ASN databases written by our own MMDB writer. */
 
 import { type App, type AppDeps, createApp } from "../src/service/app/app.ts";
-import type { ServedSlot } from "../src/service/http/env.ts";
-import { createLookup, type Lookup } from "../src/core/lookup/lookup.ts";
+import { servedOf, type ServedSlot } from "../src/service/http/env.ts";
+import { type AddressLookup, createLookup } from "../src/core/lookup/lookup.ts";
 import { type MmdbValue, MmdbWriter, uint16 } from "../src/data/mmdb/writer/writer.ts";
 import { type DataSet, openDataSet } from "../src/data/sources/data_set.ts";
 import type { ManifestEntry } from "../src/data/sources/manifest.ts";
@@ -139,7 +139,7 @@ export function openedOnce(write: () => Promise<string>): () => Promise<DataSet>
 export const fixtureDataSet: () => Promise<DataSet> = openedOnce(writeFixtureDataDir);
 
 /** A lookup over `data` (the fixtures unless given) with a fixed clock. */
-export async function fixtureLookup(now: Date = FIXED_NOW, data?: DataSet): Promise<Lookup> {
+export async function fixtureLookup(now: Date = FIXED_NOW, data?: DataSet): Promise<AddressLookup> {
   return createLookup({
     data: data ?? await fixtureDataSet(),
     now: () => now,
@@ -168,7 +168,7 @@ export type FixtureAppOptions =
     /** The data set served (the fixtures unless given); not with `slot`. */
     data?: DataSet;
     /** The lookup served (`fixtureLookup(now, data)` unless given); not with `slot`. */
-    lookup?: Lookup;
+    lookup?: AddressLookup;
     /** The lookup's clock (FIXED_NOW unless given); not with `slot` or `lookup`. */
     now?: Date;
   };
@@ -189,9 +189,13 @@ export async function fixtureApp(options: FixtureAppOptions = {}): Promise<App> 
   });
 }
 
-async function fixtureSlot(data?: DataSet, lookup?: Lookup, now?: Date): Promise<ServedSlot> {
+async function fixtureSlot(
+  data?: DataSet,
+  lookup?: AddressLookup,
+  now?: Date,
+): Promise<ServedSlot> {
   const served = data ?? await fixtureDataSet();
-  return { current: { data: served, lookup: lookup ?? await fixtureLookup(now, served) } };
+  return { current: servedOf(served, lookup ?? await fixtureLookup(now, served)) };
 }
 
 /** Connection info as Deno.serve passes it, for in-process requests to /me. */

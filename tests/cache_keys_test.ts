@@ -28,7 +28,7 @@ Deno.test("decoded records: one entry per data offset", async () => {
 
 Deno.test("places (front table and per record): one entry per City record and language", async () => {
   const lookup = await fixtureLookup();
-  const place = (ip: string, lang?: string) => lookup(ip, { lang }).geoLocation;
+  const place = (ip: string, lang?: string) => lookup.find(ip, { lang }).geoLocation;
   assert.equal(place("81.2.69.142"), place("81.2.69.143"), "the same record and language");
   assert.notEqual(place("81.2.69.142"), place("2a02:ec0::1"), "another record");
   assert.notEqual(place("81.2.69.142", "de"), place("81.2.69.142"), "another language");
@@ -37,7 +37,7 @@ Deno.test("places (front table and per record): one entry per City record and la
 
 Deno.test("country parts (flag, currency): one entry per country and language", async () => {
   const lookup = await fixtureLookup();
-  const parts = (ip: string, lang?: string) => lookup(ip, { lang });
+  const parts = (ip: string, lang?: string) => lookup.find(ip, { lang });
   const en = parts("81.2.69.142");
   assert.equal(parts("81.2.69.143").currency, en.currency);
   assert.equal(parts("81.2.69.143").flag, en.flag);
@@ -57,7 +57,7 @@ Deno.test("resolved languages: one entry per lang as sent", () => {
 
 Deno.test("connections (front table and per ASN record): one entry per ASN record", async () => {
   const lookup = await fixtureLookup();
-  const connection = (ip: string) => lookup(ip).connection;
+  const connection = (ip: string) => lookup.find(ip).connection;
   assert.equal(connection("81.2.69.142"), connection("81.2.69.160"));
   assert.notEqual(connection("81.2.69.142"), connection("2a02:ec0::1"));
 });
@@ -108,8 +108,8 @@ Deno.test("security verdicts: one entry per combination of the six signals", () 
 
 Deno.test("remembered texts: one per shared part and serialiser", async () => {
   const lookup = await fixtureLookup();
-  const london = lookup("81.2.69.142");
-  const berlin = lookup("2a02:ec0::1");
+  const london = lookup.find("81.2.69.142");
+  const berlin = lookup.find("2a02:ec0::1");
   for (const format of ["json", "xml", "csv"] as const) renderLookup(london, null, format);
   renderLookup(berlin, null, "json");
   const texts = rememberedTexts(london.geoLocation)!;

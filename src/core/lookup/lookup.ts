@@ -78,28 +78,77 @@ interface PlaceFacts {
   currency: Currency;
 }
 
-/** Looks up an address given as text; throws InvalidIpError, NotFoundError or BadRequestError (lang). */
-export interface Lookup {
-  (ipText: string, options?: LookupOptions): LookupResult;
+/**
+ * The lookup over one data set: an address given as text in, its result out.
+ * Made once per data set (createLookup); a wrapper (the metrics' count,
+ * src/service/ops/metrics.ts) extends it over the same parts.
+ */
+export class AddressLookup {
+  readonly #parts: LookupParts;
+
+  /** The lookup over `from`'s data set, or sharing the parts (caches, scans) of another lookup. */
+  constructor(from: LookupDeps | AddressLookup) {
+    this.#parts = from instanceof AddressLookup ? from.#parts : lookupParts(from);
+  }
+
+  /** The result of an address; throws InvalidIpError, NotFoundError or BadRequestError (lang). */
+  find(ipText: string, options: LookupOptions = NO_OPTIONS): LookupResult {
+    return this.#parts.find(ipText, options);
+  }
+
   /**
    * The same lookup, with what the result was made from: what the compatible
-   * APIs (src/service/compat) render in their own shapes. Throws as the lookup does.
+   * APIs (src/service/compat) render in their own shapes. Throws as `find` does.
    */
-  detail(ipText: string, options?: LookupOptions): LookupDetail;
+  detail(ipText: string, options: LookupOptions = NO_OPTIONS): LookupDetail {
+    return this.#parts.detail(ipText, options);
+  }
+
   /**
    * The same lookup as a bulk item: an invalid address or one without data is
-   * the failed item in place (what src/service/bulk/batches.ts's lookupItem makes of
-   * the error), without an Error made and thrown: a log of many unknown
-   * addresses pays for no stack traces. Other errors are thrown as by the lookup.
+   * the failed item in place (InvalidIpError's or NotFoundError's status and
+   * message), without an Error made and thrown: a log of many unknown addresses
+   * pays for no stack traces. Other errors (a bad `lang`) are thrown as by `find`.
+   * Callers use src/core/lookup/item.ts's lookupItem.
    */
-  item?(ipText: string, options?: LookupOptions): BulkItem;
+  item(ipText: string, options: LookupOptions = NO_OPTIONS): LookupResult | FailedItem {
+    return this.#parts.item(ipText, options);
+  }
+
   /**
    * Runs `scan` (synchronous: lookups) with the record caches of the data set
    * read but not filled (DataSet's withoutCacheFills): a streamed bulk answer's
    * batches, whose addresses are mostly met once. Without it, lookups fill them.
    */
+  withoutCacheFills<T>(scan: () => T): T {
+    return this.#parts.withoutCacheFills(scan);
+  }
+}
+
+/**
+ * The lookup as a function with properties, as it was before AddressLookup.
+ *
+ * @deprecated A bridge for the callers not moved yet (src/core/enrich/enricher.ts,
+ * src/service/mcp/tools.ts; made by lookupFunction, Served.lookup): call an
+ * AddressLookup's methods.
+ */
+export interface Lookup {
+  (ipText: string, options?: LookupOptions): LookupResult;
+  detail(ipText: string, options?: LookupOptions): LookupDetail;
+  item?(ipText: string, options?: LookupOptions): BulkItem;
   withoutCacheFills?<T>(scan: () => T): T;
 }
+
+/** What a lookup is made of: its closures over one data set's caches. */
+interface LookupParts {
+  find(ipText: string, options: LookupOptions): LookupResult;
+  detail(ipText: string, options: LookupOptions): LookupDetail;
+  item(ipText: string, options: LookupOptions): LookupResult | FailedItem;
+  withoutCacheFills<T>(scan: () => T): T;
+}
+
+/** The options of a lookup given none (shared: the lookup only reads them). */
+const NO_OPTIONS: LookupOptions = Object.freeze({});
 
 /** One lookup's result and the parts of its sources that the result's layout folds away. */
 export interface LookupDetail {
@@ -137,13 +186,18 @@ const EMPTY_CURRENCY: Currency = sharedPart({
   hex_unicode: null,
 });
 
+/** The lookup over a data set (see lookupParts): `new AddressLookup(deps)`. */
+export function createLookup(deps: LookupDeps): AddressLookup {
+  return new AddressLookup(deps);
+}
+
 /**
- * Creates the lookup function over a data set. Derived facts are cached:
+ * The parts of the lookup over a data set. Derived facts are cached:
  * decoded records by data offset (in the reader), places per decoded record
  * and language, connections per ASN record, country facts per country, time
  * zone facts per zone and minute.
  */
-export function createLookup(deps: LookupDeps): Lookup {
+function lookupParts(deps: LookupDeps): LookupParts {
   const { data, now, parseUserAgent } = deps;
   const risk = deps.risk ?? data.risk;
   /** Streamed bulk scans running (withoutCacheFills): the front tables are read, not filled. */
@@ -292,30 +346,31 @@ export function createLookup(deps: LookupDeps): Lookup {
     return formatNetwork(ip, prefix);
   };
 
-  const lookup: Lookup = (ipText, options = {}) => lookupParsed(parseIp(ipText), options);
-  lookup.item = (ipText, options = {}) => {
-    const ip = parseIpOrReason(ipText);
-    if (typeof ip === "string") return invalidItem(ipText, ip);
-    return lookupOrMiss(ip, options) ?? notFoundItem(ipText, ip);
-  };
-  lookup.detail = (ipText, options = {}) => {
-    const ip = parseIp(ipText);
-    const seen: Seen = { city: null, signals: NO_SIGNALS };
-    const result = lookupParsed(ip, options, seen);
-    return { result, city: seen.city, network: networkOf(ip), signals: seen.signals };
-  };
   const withoutCacheFills = data.withoutCacheFills;
-  if (withoutCacheFills) {
-    lookup.withoutCacheFills = (scan) => {
-      scanning++;
-      try {
-        return withoutCacheFills(scan);
-      } finally {
-        scanning--;
+  return {
+    find: (ipText, options) => lookupParsed(parseIp(ipText), options),
+    item: (ipText, options) => {
+      const ip = parseIpOrReason(ipText);
+      if (typeof ip === "string") return invalidItem(ipText, ip);
+      return lookupOrMiss(ip, options) ?? notFoundItem(ipText, ip);
+    },
+    detail: (ipText, options) => {
+      const ip = parseIp(ipText);
+      const seen: Seen = { city: null, signals: NO_SIGNALS };
+      const result = lookupParsed(ip, options, seen);
+      return { result, city: seen.city, network: networkOf(ip), signals: seen.signals };
+    },
+    withoutCacheFills: withoutCacheFills
+      ? (scan) => {
+        scanning++;
+        try {
+          return withoutCacheFills(scan);
+        } finally {
+          scanning--;
+        }
       }
-    };
-  }
-  return lookup;
+      : (scan) => scan(),
+  };
 }
 
 /** The item of a line that is no address: InvalidIpError's status and message, without the error. */

@@ -10,7 +10,7 @@ import { inputParser, readInput } from "../../service/bulk/input.ts";
 import { answerBulk } from "../../service/bulk/batches.ts";
 import type { FieldSelection } from "../../core/format/select.ts";
 import { encodeText, type StreamFormat, streamWriter } from "../../core/format/incremental.ts";
-import type { Lookup } from "../../core/lookup/lookup.ts";
+import type { AddressLookup } from "../../core/lookup/lookup.ts";
 
 export interface StreamLookupOptions {
   format: StreamFormat;
@@ -30,7 +30,10 @@ export interface StreamLookupOptions {
 const PROGRESS_EVERY_MS = 250;
 
 /** Returns 0 when every line was answered (failed lines in place), 1 when a lookup met a corrupt record. */
-export async function lookupStream(lookup: Lookup, options: StreamLookupOptions): Promise<number> {
+export async function lookupStream(
+  lookup: AddressLookup,
+  options: StreamLookupOptions,
+): Promise<number> {
   const progress = options.progress === undefined ? terminalProgress() : options.progress;
   // Standard input is read one chunk ahead at most, and answered at once: it and standard
   // output are separate pipes, so neither ever waits on the other.

@@ -75,7 +75,7 @@ export function createApp(deps: AppDeps): App {
     asnView: createAsnView(),
     site: config.web === false ? null : createSite({ bulkMax: config.bulkMax }),
     streamDeps: (c) => ({
-      lookup: tools.served(c).lookup,
+      lookup: tools.served(c).addressLookup,
       // The key is checked again at every batch: a revoked, rotated or re-limited key
       // ends a running stream with its final record, as it refuses new requests.
       charge: (units) => {

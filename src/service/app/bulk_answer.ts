@@ -28,7 +28,7 @@ import {
 } from "../../base/errors.ts";
 import type { FieldSelection } from "../../core/format/select.ts";
 import { encodeText, type StreamFormat, streamWriter } from "../../core/format/incremental.ts";
-import type { Lookup } from "../../core/lookup/lookup.ts";
+import type { AddressLookup } from "../../core/lookup/lookup.ts";
 import { requireIdentityEncoding } from "../http/body.ts";
 import type { AppContext } from "../http/env.ts";
 import { streamedResponse } from "../http/streamed.ts";
@@ -45,7 +45,7 @@ export interface BulkStreamRequest {
 
 export interface BulkStreamDeps {
   /** The lookup of the data set the whole stream uses (taken when it starts). */
-  lookup: Lookup;
+  lookup: AddressLookup;
   /**
    * Charges units to the caller through the app's admission, the caller's key
    * checked again first (revoked, rotated, a new limit), and records the

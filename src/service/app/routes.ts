@@ -84,7 +84,7 @@ function answer(
   if (refusal) throw refusal;
   // One data set for a whole list, even if a reload swaps it meanwhile.
   const served = tools.served(c);
-  const find = served.lookup;
+  const lookup = served.addressLookup;
   const cache = tools.answerCache;
   if (cache !== null && typeof addresses === "string") {
     // A repeat answer is the same text: made once, then served from the cache (answer_cache.ts).
@@ -92,14 +92,14 @@ function answer(
     const second = answerSecond(p.selection, Date.now());
     let body = cache.get(served, key, second);
     if (body === undefined) {
-      body = renderLookup(find(addresses, p), p.selection, p.format);
+      body = renderLookup(lookup.find(addresses, p), p.selection, p.format);
       cache.set(served, key, body, second);
     }
     return c.body(body, 200, FORMAT_HEADERS[p.format]);
   }
   const data = typeof addresses === "string"
-    ? find(addresses, p)
-    : addresses.map((ip) => lookupItem(ip, p, find));
+    ? lookup.find(addresses, p)
+    : addresses.map((ip) => lookupItem(ip, p, lookup));
   return c.body(renderLookup(data, p.selection, p.format), 200, FORMAT_HEADERS[p.format]);
 }
 

@@ -28,7 +28,7 @@ import {
   RateLimitedError,
   STATUS_BY_CODE,
 } from "../../base/errors.ts";
-import type { Lookup, LookupOptions } from "../../core/lookup/lookup.ts";
+import { AddressLookup, type Lookup, type LookupOptions } from "../../core/lookup/lookup.ts";
 import type { BulkItem, BulkStop } from "../../base/types.ts";
 import type { BulkInput, InputProgress } from "./input.ts";
 
@@ -46,7 +46,7 @@ export interface Grant {
 }
 
 export interface BulkOptions {
-  lookup: Lookup;
+  lookup: AddressLookup;
   lang: string | null;
   /** The `get` selection: the opt-in groups (`risk`, `network`) are computed only when named. */
   selection?: LookupOptions["selection"];
@@ -147,7 +147,7 @@ export async function* answerBulk(
               : lookupItem(batch[i]!, lookupOptions!, options.lookup);
           }
         };
-        if (options.fillCaches === false && options.lookup.withoutCacheFills) {
+        if (options.fillCaches === false) {
           options.lookup.withoutCacheFills(lookUp);
         } else lookUp();
         if (granted > 0) {
@@ -222,9 +222,14 @@ function whenIdle(lastMoved: () => number, idleMs: number, then: () => void): ()
  * without data, an input line that is not an address); other errors (a bad
  * `lang`, a corrupt record) are thrown: they fail the whole call.
  */
-export function lookupItem(item: BulkInput, options: LookupOptions, lookup: Lookup): BulkItem {
+export function lookupItem(
+  item: BulkInput,
+  options: LookupOptions,
+  lookup: AddressLookup | Lookup,
+): BulkItem {
   if (typeof item !== "string") return item;
-  if (lookup.item) return lookup.item(item, options); // the same items, without throwing
+  if (lookup instanceof AddressLookup) return lookup.item(item, options); // the same items, without throwing
+  if (lookup.item) return lookup.item(item, options);
   try {
     return lookup(item, options);
   } catch (error) {
@@ -242,7 +247,7 @@ export function lookupItem(item: BulkInput, options: LookupOptions, lookup: Look
 }
 
 /** lookupItem, with unexpected failures in place too (errors of the request itself still throw). */
-function lookupOrReport(item: BulkInput, options: LookupOptions, lookup: Lookup): BulkItem {
+function lookupOrReport(item: BulkInput, options: LookupOptions, lookup: AddressLookup): BulkItem {
   try {
     return lookupItem(item, options, lookup);
   } catch (error) {

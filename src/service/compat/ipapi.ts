@@ -16,7 +16,7 @@ import {
   type RateLimitedError,
 } from "../../base/errors.ts";
 import { CONTENT_TYPES } from "../../core/format/render.ts";
-import type { Lookup } from "../../core/lookup/lookup.ts";
+import type { AddressLookup } from "../../core/lookup/lookup.ts";
 import { anonymizerFlags } from "../../data/risk/security.ts";
 import type { Json } from "../../base/types.ts";
 import type { AppContext } from "../http/env.ts";
@@ -69,7 +69,7 @@ export function parseIpApiFields(value: string | undefined | null): ReadonlySet<
 
 /** One query's answer; failures as ip-api's `status: "fail"` (other errors are thrown). */
 export function ipapiBody(
-  lookup: Lookup,
+  lookup: AddressLookup,
   query: string,
   fields: ReadonlySet<string>,
   lang: string | null,
@@ -182,7 +182,7 @@ async function single(c: AppContext, tools: RouteTools, query: string | null) {
   authenticate(tools, c, keyOf(c));
   const decision = await charge(tools, c, 1);
   const body = ipapiBody(
-    tools.served(c).lookup,
+    tools.served(c).addressLookup,
     query ?? tools.client(c),
     parseIpApiFields(c.req.query("fields")),
     langOf(c.req.query("lang"), tools, c),
@@ -262,7 +262,7 @@ export const IPAPI_ROUTES: readonly Route[] = [
         );
       }
       const decision = await charge(tools, c, items.length);
-      const { lookup } = tools.served(c);
+      const { addressLookup: lookup } = tools.served(c);
       const fields = c.req.query("fields");
       const lang = c.req.query("lang");
       const answers = items.map((item) =>

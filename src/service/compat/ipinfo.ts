@@ -18,7 +18,7 @@ import {
 import { parseIp } from "../../base/ip/parse.ts";
 import { reservedRangeName } from "../../base/ip/reserved.ts";
 import { CONTENT_TYPES } from "../../core/format/render.ts";
-import type { Lookup } from "../../core/lookup/lookup.ts";
+import type { AddressLookup } from "../../core/lookup/lookup.ts";
 import { anonymizerFlags } from "../../data/risk/security.ts";
 import type { Json } from "../../base/types.ts";
 import type { AppContext } from "../http/env.ts";
@@ -41,7 +41,7 @@ const TEXT_TYPE = "text/plain; charset=utf-8";
 const FIELD_SET: ReadonlySet<string> = new Set(IPINFO_FIELDS);
 
 /** ipinfo's body for one address: unknown values are left out, as ipinfo leaves them out. */
-export function ipinfoBody(lookup: Lookup, ipText: string): Record<string, Json> {
+export function ipinfoBody(lookup: AddressLookup, ipText: string): Record<string, Json> {
   let detail;
   try {
     detail = lookup.detail(ipText);
@@ -138,11 +138,11 @@ function keyOf(c: AppContext): string | null {
 /** Charges `cost` to the authenticated caller; the lookup to answer with. */
 async function admit(tools: RouteTools, c: AppContext, cost: number) {
   await charge(tools, c, cost);
-  return tools.served(c).lookup;
+  return tools.served(c).addressLookup;
 }
 
 /** One path's answer value: the body, or one field of it (undefined: the field is unknown). */
-function answerPath(lookup: Lookup, ip: string, field: string | null): Json | undefined {
+function answerPath(lookup: AddressLookup, ip: string, field: string | null): Json | undefined {
   if (field !== null && field !== "json" && !FIELD_SET.has(field)) {
     throw new BadRequestError(
       `Unknown field ${quoteInput(field)}: ipintel answers ${IPINFO_FIELDS.join(", ")} or json`,

@@ -169,7 +169,7 @@ export const MAXMIND_ROUTES: readonly Route[] = MAXMIND_SERVICES.map((service) =
     async handle(c, tools) {
       authenticate(tools, c, keyOf(c));
       const decision = await charge(tools, c, 1);
-      const { lookup, data } = tools.served(c);
+      const { addressLookup: lookup, data } = tools.served(c);
       const param = c.req.param("ip")!;
       const ip = param === "me" ? tools.client(c) : param;
       const detail = lookup.detail(ip);

@@ -3,7 +3,8 @@
 import type { Context } from "hono";
 import type { Caller } from "../access/access.ts";
 import type { RateDecision } from "../access/rate_limiter.ts";
-import type { Lookup } from "../../core/lookup/lookup.ts";
+import type { AddressLookup, Lookup } from "../../core/lookup/lookup.ts";
+import { lookupFunction } from "../../core/lookup/lookup_function.ts";
 import type { DataSet } from "../../data/sources/data_set.ts";
 import { CONTENT_TYPES, type OutputFormat } from "../../core/format/render.ts";
 
@@ -20,7 +21,20 @@ export interface ServeEnv {
 /** What answers a request: a data set and the lookup over it, swapped whole on a reload. */
 export interface Served {
   data: DataSet;
+  /** The lookup over `data`. */
+  addressLookup: AddressLookup;
+  /**
+   * The same lookup as a function with properties (src/core/lookup/lookup_function.ts).
+   *
+   * @deprecated A bridge for src/core/enrich/enricher.ts and src/service/mcp/tools.ts: call
+   * `addressLookup`'s methods.
+   */
   lookup: Lookup;
+}
+
+/** What serves `data` with `lookup` (each made once per data set). */
+export function servedOf(data: DataSet, lookup: AddressLookup): Served {
+  return { data, addressLookup: lookup, lookup: lookupFunction(lookup) };
 }
 
 /** Where the server keeps what it serves; `current` is null while the data is still loading. */

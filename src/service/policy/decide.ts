@@ -7,7 +7,7 @@
 import { NotFoundError } from "../../base/errors.ts";
 import { cidrContains } from "../../base/ip/cidr.ts";
 import { parseIp } from "../../base/ip/parse.ts";
-import type { Lookup } from "../../core/lookup/lookup.ts";
+import type { AddressLookup } from "../../core/lookup/lookup.ts";
 import type { RiskSource } from "../../data/risk/security.ts";
 import { type AddressFacts, factsOf, TAG_BITS } from "./facts.ts";
 import type { ConditionName, Policy, PolicyRule, RuleAction } from "./policy.ts";
@@ -44,7 +44,7 @@ export function decide(policy: Policy, facts: AddressFacts): Decision {
 
 /** What a decision reads: the served lookup and the security sources of its data set. */
 export interface DecisionData {
-  lookup: Lookup;
+  addressLookup: AddressLookup;
   data: { readonly risk: RiskSource };
 }
 
@@ -62,7 +62,7 @@ export function judge(served: DecisionData, policy: Policy, address: string): De
   const ip = parseIp(address);
   let facts;
   try {
-    const result = served.lookup(ip.address);
+    const result = served.addressLookup.find(ip.address);
     facts = factsOf(ip, {
       result,
       signals: served.data.risk.signals(ip, result.connection.asn_number),

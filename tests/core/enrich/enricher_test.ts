@@ -3,6 +3,7 @@ import { parse } from "csv-parse/sync";
 import { Enricher, type EnrichOptions } from "../../../src/core/enrich/enricher.ts";
 import { RecordSplitter } from "../../../src/core/enrich/csv_records.ts";
 import { createLookup } from "../../../src/core/lookup/lookup.ts";
+import { lookupFunction } from "../../../src/core/lookup/lookup_function.ts";
 import { createUserAgentParser } from "../../../src/core/ua/parse.ts";
 import { parseFieldSelection } from "../../../src/core/format/select.ts";
 import { openDataSet } from "../../../src/data/sources/data_set.ts";
@@ -38,7 +39,10 @@ function enrich(enricher: Enricher, text: string, size = text.length || 1): stri
 Deno.test("CSV: every row back in order and unchanged, the columns added, the invalid address flagged", async () => {
   const input = 'user,client_ip,note\r\nalice,81.2.69.142,"a, b"\r\nbob,81.2.69.999,x\r\n' +
     'carol,81.2.69.160,"said ""hi""\nthen left"\r\n';
-  const enricher = new Enricher(await fixtureLookup(), { ...BASE, column: "client_ip" });
+  const enricher = new Enricher(lookupFunction(await fixtureLookup()), {
+    ...BASE,
+    column: "client_ip",
+  });
   const out = enrich(enricher, input);
   const rows: string[][] = parse(out, { relax_column_count: false });
   assert.deepEqual(rows[0], [
@@ -72,7 +76,7 @@ Deno.test("CSV: every row back in order and unchanged, the columns added, the in
 
 Deno.test("CSV: a short row and a missing address pass through with the reason; TSV with a prefix", async () => {
   const input = "ip\tts\tother\n81.2.69.142\n\t2026-01-01T00:00:00Z\tz\n";
-  const enricher = new Enricher(await fixtureLookup(), {
+  const enricher = new Enricher(lookupFunction(await fixtureLookup()), {
     ...BASE,
     input: "tsv",
     prefix: "geo_",
@@ -101,7 +105,7 @@ Deno.test("CSV records split across chunks anywhere (quotes, CRLF, line breaks i
     }
     const quote = (f: string) => /[",\r\n]/.test(f) ? `"${f.replaceAll('"', '""')}"` : f;
     const input = rows.map((row) => row.map(quote).join(",")).join("\r\n") + "\r\n";
-    const enricher = new Enricher(lookup, {
+    const enricher = new Enricher(lookupFunction(lookup), {
       ...BASE,
       selection: parseFieldSelection("countryCode"),
     });
@@ -129,12 +133,12 @@ Deno.test("an engine resumed from another's position answers the records that on
     rows.push(r % 17 ? `2026-01-01T00:00:00Z,${ip},${note}\r\n` : `short\n`);
   }
   const input = rows.join("") + "2026-01-01T00:00:00Z,81.2.69.142,last"; // no final line break
-  const whole = new Enricher(lookup, options);
+  const whole = new Enricher(lookupFunction(lookup), options);
   const expected = enrich(whole, input);
   for (let round = 0; round < 20; round++) {
-    const main = new Enricher(lookup, options);
+    const main = new Enricher(lookupFunction(lookup), options);
     let out = main.push(rows[0]!);
-    const other = new Enricher(lookup, options, main.position()!);
+    const other = new Enricher(lookupFunction(lookup), options, main.position()!);
     const rest = input.slice(rows[0]!.length);
     for (let i = 0; i < rest.length;) {
       const size = 1 + randomInt(random, 400);
@@ -166,7 +170,7 @@ Deno.test("RecordSplitter.cut gives the text of push's records, whatever the chu
 Deno.test("NDJSON and logs: a stray quote (Apache's \\\") does not join a line to the next", async () => {
   const log = '1.1.1.1 - - [10/Oct/2026:13:55:36 +0000] "GET /a\\"b HTTP/1.1" 200 2 "-" "x"\n' +
     '81.2.69.142 - - [10/Oct/2026:13:55:37 +0000] "GET / HTTP/1.1" 200 2 "-" "x"\n';
-  const logs = new Enricher(await fixtureLookup(), {
+  const logs = new Enricher(lookupFunction(await fixtureLookup()), {
     ...BASE,
     input: "log",
     selection: parseFieldSelection("countryCode"),
@@ -174,7 +178,7 @@ Deno.test("NDJSON and logs: a stray quote (Apache's \\\") does not join a line t
   assert.equal(enrich(logs, log, 7).trimEnd().split("\n").length, 2);
   assert.equal(logs.counts.records, 2);
   const ndjson = '{"ip":"81.2.69.142","x":"a\n{"ip":"81.2.69.142"}\n';
-  const lines = new Enricher(await fixtureLookup(), { ...BASE, input: "ndjson" });
+  const lines = new Enricher(lookupFunction(await fixtureLookup()), { ...BASE, input: "ndjson" });
   const out = enrich(lines, ndjson).trimEnd().split("\n");
   assert.equal(out.length, 2);
   assert.match(JSON.parse(out[0]!).ipintel.error, /^Malformed JSON/);
@@ -187,7 +191,7 @@ Deno.test("NDJSON: each line's own text kept, the answer added under a key; bad 
     '{"source":{"ip":"1.2.3"}}\n' +
     "[1,2]\n" +
     "{}\n";
-  const enricher = new Enricher(await fixtureLookup(), {
+  const enricher = new Enricher(lookupFunction(await fixtureLookup()), {
     ...BASE,
     input: "ndjson",
     field: "source.ip",
@@ -219,7 +223,11 @@ Deno.test("access logs: every line as an NDJSON record with the answer, or a CSV
     '2001:db8::1 - - [10/Oct/2026:13:55:38 +0000] "GET /y HTTP/1.1" 200 1 "-" "curl/8"\n';
   const lookup = await fixtureLookup();
   const ndjson = enrich(
-    new Enricher(lookup, { ...BASE, input: "log", selection: parseFieldSelection("countryCode") }),
+    new Enricher(lookupFunction(lookup), {
+      ...BASE,
+      input: "log",
+      selection: parseFieldSelection("countryCode"),
+    }),
     log,
   );
   const records = ndjson.trimEnd().split("\n").map((line) => JSON.parse(line));
@@ -227,7 +235,7 @@ Deno.test("access logs: every line as an NDJSON record with the answer, or a CSV
   assert.deepEqual(records[0].ipintel, { ip: "81.2.69.142", countryCode: "GB" });
   assert.match(records[1].ipintel.error, /Invalid IP address "garbage"/);
   const csv = enrich(
-    new Enricher(lookup, {
+    new Enricher(lookupFunction(lookup), {
       ...BASE,
       input: "log",
       output: "csv",
@@ -269,7 +277,7 @@ Deno.test("as of each record's time: an exit only an older snapshot listed is a 
       `2026-11-02T18:30:00Z,${KEPT}\n` +
       `2025-01-01T00:00:00Z,${KEPT}\n` + // before the kept history: answered, security left out
       `yesterday,${KEPT}\n`;
-    const enricher = new Enricher(lookup, {
+    const enricher = new Enricher(lookupFunction(lookup), {
       ...BASE,
       time: "ts",
       selection: parseFieldSelection("isTor,countryCode"),

@@ -1,3 +1,4 @@
+import { servedOf } from "../../../src/service/http/env.ts";
 import assert from "node:assert/strict";
 import { XMLParser } from "fast-xml-parser";
 import {
@@ -11,7 +12,7 @@ import { type KeyStore, KvKeyStore, MemoryKeyStore } from "../../../src/data/sto
 import { KvRateCounters, MemoryRateCounters } from "../../../src/data/store/rate_counts.ts";
 import { fixtureApp, fixtureDataSet, fixtureLookup, peer } from "../../_helpers.ts";
 
-const services = { current: { data: await fixtureDataSet(), lookup: await fixtureLookup() } };
+const services = { current: servedOf(await fixtureDataSet(), await fixtureLookup()) };
 const config = { bulkMax: 100 };
 
 /** An app over in-memory keys and counters, on a clock the test controls. */

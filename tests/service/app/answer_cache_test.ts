@@ -4,6 +4,7 @@
  * a reload), it is keyed by what the answer depends on, bounded, and counted.
  */
 
+import { servedOf } from "../../../src/service/http/env.ts";
 import assert from "node:assert/strict";
 import { AnswerCache } from "../../../src/service/app/answer_cache.ts";
 import type { App } from "../../../src/service/app/app.ts";
@@ -49,7 +50,7 @@ async function answered(app: App, recorded: Recorded) {
 Deno.test("every answer from the cache equals the one made fresh: the replay's requests, twice, and after a reload", async () => {
   assert.ok(RECORDED.length > 160);
   const slot: ServedSlot = {
-    current: { data: await fixtureDataSet(), lookup: await fixtureLookup() },
+    current: servedOf(await fixtureDataSet(), await fixtureLookup()),
   };
   const fresh = await fixtureApp({ slot, config: { bulkMax: 10 } });
   const { send, counts } = await cachedApp(slot);
@@ -65,10 +66,10 @@ Deno.test("every answer from the cache equals the one made fresh: the replay's r
 
   // A reload: another data set (its own files, so its own version); the cache starts over.
   const data = await openDataSet(await writeFixtureDataDir());
-  slot.current = {
+  slot.current = servedOf(
     data,
-    lookup: createLookup({ data, now: () => FIXED_NOW, parseUserAgent: createUserAgentParser() }),
-  };
+    createLookup({ data, now: () => FIXED_NOW, parseUserAgent: createUserAgentParser() }),
+  );
   const before = counts.hits;
   for (const recorded of RECORDED) {
     const label = `after the reload: ${recorded.request.method} ${recorded.request.path}`;
@@ -81,7 +82,7 @@ Deno.test("every answer from the cache equals the one made fresh: the replay's r
 
 Deno.test("the cache keys what an answer depends on: format, get, lang, at, the user agent", async () => {
   const slot: ServedSlot = {
-    current: { data: await fixtureDataSet(), lookup: await fixtureLookup() },
+    current: servedOf(await fixtureDataSet(), await fixtureLookup()),
   };
   const { counts } = await cachedApp(slot);
   const cache = new AnswerCache({ entries: 1000 });
@@ -112,7 +113,7 @@ Deno.test("the cache keys the user agent and the second for bare names too (brow
     parseUserAgent: createUserAgentParser(),
   });
   const app = await fixtureApp({
-    slot: { current: { data, lookup } },
+    slot: { current: servedOf(data, lookup) },
     answerCache: new AnswerCache({ entries: 1000 }),
   });
   const get = async (path: string, userAgent = "curl/8") =>

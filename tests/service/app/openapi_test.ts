@@ -309,7 +309,7 @@ Deno.test({
       method: "GET",
       status: 200,
       schema: "LookupResult",
-      instance: lookup(ip, { userAgent: CHROME }),
+      instance: lookup.find(ip, { userAgent: CHROME }),
     }));
     assert.deepEqual(await validate(document, observed), []);
   },

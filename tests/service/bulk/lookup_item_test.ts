@@ -38,7 +38,7 @@ Deno.test("lookup.item gives the same items as the throwing lookup, for every ki
   const lookup = await fixtureLookup();
   assert.ok(lookup.item, "the data set's lookup has the bulk path");
   // The same lookup without it: lookupItem then catches what the lookup throws.
-  const throwing = Object.assign((ip: string, options?: object) => lookup(ip, options), {
+  const throwing = Object.assign((ip: string, options?: object) => lookup.find(ip, options), {
     detail: lookup.detail,
   }) as Lookup;
   for (const lang of [null, "de"]) {

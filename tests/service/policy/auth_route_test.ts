@@ -4,6 +4,7 @@
  * the policy's version in `/status`, and the rule in the access log line.
  */
 
+import { servedOf } from "../../../src/service/http/env.ts";
 import assert from "node:assert/strict";
 import { AccessControl } from "../../../src/service/access/access.ts";
 import { KeyTable } from "../../../src/service/access/key_table.ts";
@@ -52,7 +53,7 @@ async function gateApp(gate: PolicyGate | null, limit = 100) {
     keys,
     new RateLimiter({ counters: new MemoryRateCounters() }),
   );
-  const services: ServedSlot = { current: { data, lookup } };
+  const services: ServedSlot = { current: servedOf(data, lookup) };
   const app = await fixtureApp({
     slot: services,
     config: { bulkMax: 10, trustedProxies: ["127.0.0.1"] },
@@ -174,7 +175,7 @@ Deno.test("the server: decision counts in /metrics, the version in /status, the 
       policy: gate,
     });
     const data = await gateDataSet();
-    server.install({ data, lookup: await fixtureLookup(undefined, data) });
+    server.install(servedOf(data, await fixtureLookup(undefined, data)));
     const get = async (path: string, from?: string) => {
       const headers = from ? { "x-forwarded-for": from } : undefined;
       const response = await server.handler(
@@ -208,7 +209,7 @@ Deno.test("the server: decision counts in /metrics, the version in /status, the 
 Deno.test("each Response is the gate's own copy: headers set on one never reach the next", async () => {
   await withGate(async (gate) => {
     const data = await gateDataSet();
-    const served = { data, lookup: await fixtureLookup(undefined, data) };
+    const served = servedOf(data, await fixtureLookup(undefined, data));
     const first = gate.respond(served, "8.8.8.8");
     first.headers.set("x-request-id", "one");
     first.headers.set("x-ip-country", "changed by a middleware");
