@@ -3,14 +3,7 @@
 import type { CountryEnrichment } from "../place/enricher.ts";
 import { createEnrichment, type Enrichment } from "../place/warm.ts";
 import { noTimeZone } from "../place/timezone.ts";
-import {
-  BadRequestError,
-  capInput,
-  invalidIpMessage,
-  NotFoundError,
-  quoteInput,
-  STATUS_BY_CODE,
-} from "../../base/errors.ts";
+import { BadRequestError, invalidIpMessage, NotFoundError, quoteInput } from "../../base/errors.ts";
 import { type ParsedIp, parseIp, parseIpOrReason } from "../../base/ip/parse.ts";
 import { reservedRangeName } from "../../base/ip/reserved.ts";
 import { formatNetwork } from "../../base/ip/cidr.ts";
@@ -36,6 +29,7 @@ import { createOverride } from "./override.ts";
 import { createAsOf, securityAsOf } from "./as_of.ts";
 import { createMatchedNetworks } from "./matched_networks.ts";
 import { sharedPart } from "../../base/shared_part.ts";
+import { failedItem } from "./item_error.ts";
 
 export interface LookupDeps {
   data: DataSet;
@@ -375,10 +369,7 @@ function lookupParts(deps: LookupDeps): LookupParts {
 
 /** The item of a line that is no address: InvalidIpError's status and message, without the error. */
 function invalidItem(input: string, reason: string): FailedItem {
-  return {
-    ip: capInput(input),
-    error: { status: STATUS_BY_CODE.invalid_ip, message: invalidIpMessage(input, reason) },
-  };
+  return failedItem(input, "invalid_ip", invalidIpMessage(input, reason));
 }
 
 /**
@@ -388,13 +379,7 @@ function invalidItem(input: string, reason: string): FailedItem {
 function notFoundItem(input: string, ip: ParsedIp): FailedItem {
   const range = reservedRangeName(ip);
   const base = `No data for IP address ${quoteInput(ip.address)}`;
-  return {
-    ip: capInput(input),
-    error: {
-      status: STATUS_BY_CODE.not_found,
-      message: range ? `${base}: it is in a ${range} range` : base,
-    },
-  };
+  return failedItem(input, "not_found", range ? `${base}: it is in a ${range} range` : base);
 }
 
 const NO_SIGNALS: RiskSignals = Object.freeze({

@@ -7,7 +7,7 @@
 
 import { bearerMatches } from "../access/credentials.ts";
 import { splitBulkList } from "../bulk/items.ts";
-import { lookupItem } from "../bulk/batches.ts";
+import { lookupItem } from "../../core/lookup/item.ts";
 import { parseAsnSelection } from "../../core/asn/layout.ts";
 import { asnCost, parseAsnFormat } from "../../core/asn/view.ts";
 import { parseAt } from "../../data/history/at.ts";
@@ -99,7 +99,7 @@ function answer(
   }
   const data = typeof addresses === "string"
     ? lookup.find(addresses, p)
-    : addresses.map((ip) => lookupItem(ip, p, lookup));
+    : addresses.map((ip) => lookupItem(lookup, ip, p));
   return c.body(renderLookup(data, p.selection, p.format), 200, FORMAT_HEADERS[p.format]);
 }
 

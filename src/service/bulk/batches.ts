@@ -29,6 +29,7 @@ import {
   STATUS_BY_CODE,
 } from "../../base/errors.ts";
 import { AddressLookup, type Lookup, type LookupOptions } from "../../core/lookup/lookup.ts";
+import { failedItemOf, lookupItem as coreLookupItem } from "../../core/lookup/item.ts";
 import type { BulkItem, BulkStop } from "../../base/types.ts";
 import type { BulkInput, InputProgress } from "./input.ts";
 
@@ -220,7 +221,11 @@ function whenIdle(lastMoved: () => number, idleMs: number, then: () => void): ()
 /**
  * One bulk item: a result, or the failure in place (an invalid address, one
  * without data, an input line that is not an address); other errors (a bad
- * `lang`, a corrupt record) are thrown: they fail the whole call.
+ * `lang`, a corrupt record) are thrown: they fail the whole call. An address
+ * is looked up by the core's one item lookup (src/core/lookup/item.ts).
+ *
+ * The legacy `Lookup` (a function) is taken until src/service/mcp/tools.ts
+ * passes its AddressLookup (`Served.addressLookup`).
  */
 export function lookupItem(
   item: BulkInput,
@@ -228,20 +233,13 @@ export function lookupItem(
   lookup: AddressLookup | Lookup,
 ): BulkItem {
   if (typeof item !== "string") return item;
-  if (lookup instanceof AddressLookup) return lookup.item(item, options); // the same items, without throwing
+  if (lookup instanceof AddressLookup) return coreLookupItem(lookup, item, options);
   if (lookup.item) return lookup.item(item, options);
   try {
     return lookup(item, options);
   } catch (error) {
-    if (
-      error instanceof AppError && (error.code === "invalid_ip" || error.code === "not_found")
-    ) {
-      // The input as given, capped: an item never grows with the request.
-      return {
-        ip: capInput(item),
-        error: { status: STATUS_BY_CODE[error.code], message: error.message },
-      };
-    }
+    const failed = error instanceof AppError ? failedItemOf(item, error) : null;
+    if (failed) return failed;
     throw error;
   }
 }
