@@ -19,10 +19,16 @@ import type { DataSet } from "../../data/sources/data_set.ts";
 import { redactUrl, sourceOrigin } from "../../data/sources/redact_url.ts";
 import type { Json } from "../../base/types.ts";
 import { acceptsHtml, type SiteAnswer } from "../web/site.ts";
-import { type AppContext, bodyStream, FORMAT_HEADERS } from "../http/env.ts";
+import { type AppContext, bodyStream, FORMAT_HEADERS, type Served } from "../http/env.ts";
 import { type LookupRequest, readLookupQuery, readLookupRequest } from "../http/lookup_request.ts";
-import type { Route } from "../http/route.ts";
-import { bodyFormat, streamBodyAnswer, streamListAnswer } from "./bulk_answer.ts";
+import type { Handler, Route } from "../http/route.ts";
+import { answerPath } from "../http/answer_path.ts";
+import {
+  bodyFormat,
+  type BulkStreamRequest,
+  streamBodyAnswer,
+  streamListAnswer,
+} from "./bulk_answer.ts";
 import {
   ASN_DOC,
   ASSETS_DOC,
@@ -45,45 +51,39 @@ import { statusData, statusRoute } from "./status_route.ts";
 import type { AppTools } from "./tools.ts";
 
 /**
- * A lookup: the addresses (null: the caller's own), the parameters (400),
- * then one unit per address charged (a list all or nothing; 429), then the
- * answer. Synchronous unless a JSON body is read or the charge waits for the
+ * The answer path of one address (`/ip/{ip}`, `/me`, `/`), in answerPath's order: the parameters
+ * (400), one unit charged (429), the data (503), then the answer. `address` is the address asked
+ * for (null: the caller's own). Synchronous unless a JSON body is read or the charge waits for the
  * shared count: a GET answered at once makes no promise (bench/middleware_bench.ts).
  */
-function lookupAnswer(tools: AppTools, c: AppContext, ips: string | string[] | null) {
-  const addresses = ips ?? tools.client(c);
-  const p = readLookupRequest(c);
-  return p instanceof Promise
-    ? p.then((p) => chargeAndAnswer(tools, c, addresses, p))
-    : chargeAndAnswer(tools, c, addresses, p);
+function addressPath(
+  tools: AppTools,
+  address: ((c: AppContext) => string) | null,
+  identify?: (c: AppContext) => void,
+): Handler {
+  return answerPath<LookupRequest>(tools, {
+    identify,
+    read: address === null ? readLookupRequest : (c) => {
+      address(c); // a missing address is a 400 like any parameter
+      return readLookupRequest(c);
+    },
+    cost: oneUnit,
+    answer: address === null
+      ? (c, p, served) => lookupAnswer(tools, c, tools.client(c), p, served)
+      : (c, p, served) => lookupAnswer(tools, c, address(c), p, served),
+  });
 }
 
-function chargeAndAnswer(
+const oneUnit = () => 1;
+
+function lookupAnswer(
   tools: AppTools,
   c: AppContext,
   addresses: string | string[],
   p: LookupRequest,
+  served: Served,
 ) {
-  if (typeof addresses !== "string" && addresses.length === 0) {
-    throw new BadRequestError("Empty bulk list: give at least one IP address");
-  }
-  const cost = typeof addresses === "string" ? 1 : addresses.length;
-  const refusal = tools.admission.charge(c, c.get("caller"), cost);
-  return refusal instanceof Promise
-    ? refusal.then((refusal) => answer(tools, c, addresses, p, refusal))
-    : answer(tools, c, addresses, p, refusal);
-}
-
-function answer(
-  tools: AppTools,
-  c: AppContext,
-  addresses: string | string[],
-  p: LookupRequest,
-  refusal: AppError | null,
-) {
-  if (refusal) throw refusal;
   // One data set for a whole list, even if a reload swaps it meanwhile.
-  const served = tools.served(c);
   const lookup = served.addressLookup;
   const cache = tools.answerCache;
   if (cache !== null && typeof addresses === "string") {
@@ -103,6 +103,13 @@ function answer(
   return c.body(renderLookup(data, p.selection, p.format), 200, FORMAT_HEADERS[p.format]);
 }
 
+/** The address of `/ip/{ip}`; a 400 when it is missing. */
+function ipParam(c: AppContext): string {
+  const ip = c.req.param("ip");
+  if (!ip) throw new BadRequestError("Missing IP address: use /ip/{ip}");
+  return ip;
+}
+
 const siteResponse = (c: AppContext, answer: SiteAnswer) =>
   answer.body === null
     ? c.body(null, answer.status as 304, answer.headers)
@@ -114,18 +121,14 @@ export const NATIVE_ROUTES: readonly Route<AppTools>[] = [
     methods: ["GET", "POST"],
     access: "key",
     doc: IP_DOC,
-    handler: (tools) => (c) => {
-      const ip = c.req.param("ip");
-      if (!ip) throw new BadRequestError("Missing IP address: use /ip/{ip}");
-      return lookupAnswer(tools, c, ip);
-    },
+    handler: (tools) => addressPath(tools, ipParam),
   },
   {
     path: "/me",
     methods: ["GET"],
     access: "key",
     doc: ME_DOC,
-    handler: (tools) => (c) => lookupAnswer(tools, c, null),
+    handler: (tools) => addressPath(tools, null),
   },
   {
     // Forward-auth: the caller (as /me reads it) judged by the policy; one unit per decision.
@@ -133,17 +136,18 @@ export const NATIVE_ROUTES: readonly Route<AppTools>[] = [
     methods: ["GET"],
     access: "key",
     doc: AUTH_DOC,
-    handler: (tools) => async (c) => {
-      const gate = tools.deps.policy;
-      if (!gate) throw new AppError("not_found", NO_POLICY_MESSAGE);
-      const address = tools.client(c);
-      const served = tools.served(c); // 503 while loading, before a unit is charged
-      const refusal = await tools.admission.charge(c, c.get("caller"), 1);
-      if (refusal) throw refusal;
-      // A Response of its own (made once per distinct answer, then cloned): building
-      // its several headers costs more than the decision.
-      return gate.respond(served, address);
-    },
+    handler: (tools) =>
+      answerPath(tools, {
+        read: () => {
+          const gate = tools.deps.policy;
+          if (!gate) throw new AppError("not_found", NO_POLICY_MESSAGE);
+          return gate;
+        },
+        cost: oneUnit,
+        // A Response of its own (made once per distinct answer, then cloned): building
+        // its several headers costs more than the decision.
+        answer: (c, gate, served) => gate.respond(served, tools.client(c)),
+      }),
   },
   {
     // Up to IPINTEL_BULK_MAX addresses answered whole; a longer list, or NDJSON, streamed.
@@ -151,17 +155,37 @@ export const NATIVE_ROUTES: readonly Route<AppTools>[] = [
     methods: ["GET"],
     access: "key",
     doc: BULK_LIST_DOC,
-    handler: (tools) => (c) => {
-      const list = c.req.param("ip_list");
-      if (!list) {
-        throw new BadRequestError("Empty bulk list: use /bulk/{ip},{ip},... or POST /bulk");
-      }
-      const ips = splitBulkList(list);
-      const format = streamFormat(c.req.query("format"), c.req.header("accept") ?? null);
-      if (format !== "ndjson" && ips.length <= tools.bulkMax) return lookupAnswer(tools, c, ips);
-      const p = readLookupQuery(c);
-      return streamListAnswer(c, ips, { ...p, format }, tools.streamDeps(c));
-    },
+    handler: (tools) =>
+      answerPath(tools, {
+        read: (c) => {
+          const list = c.req.param("ip_list");
+          if (!list) {
+            throw new BadRequestError("Empty bulk list: use /bulk/{ip},{ip},... or POST /bulk");
+          }
+          const ips = splitBulkList(list);
+          const format = streamFormat(c.req.query("format"), c.req.header("accept") ?? null);
+          const whole = format !== "ndjson" && ips.length <= tools.bulkMax;
+          const checked = <R>(request: R) => {
+            if (ips.length === 0) {
+              throw new BadRequestError("Empty bulk list: give at least one IP address");
+            }
+            return { ips, whole, request };
+          };
+          if (!whole) {
+            return checked<LookupRequest | BulkStreamRequest>({ ...readLookupQuery(c), format });
+          }
+          const p = readLookupRequest(c);
+          return p instanceof Promise
+            ? p.then(checked<LookupRequest | BulkStreamRequest>)
+            : checked<LookupRequest | BulkStreamRequest>(p);
+        },
+        // A whole answer, all or nothing; a stream, its first unit (each item pays for itself).
+        cost: ({ ips, whole }) => whole ? ips.length : 1,
+        answer: (c, { ips, whole, request }, served) =>
+          whole
+            ? lookupAnswer(tools, c, ips, request as LookupRequest, served)
+            : streamListAnswer(c, ips, request as BulkStreamRequest, tools.streamDeps(c)),
+      }),
   },
   {
     // A body of any length, read as the answer is written (bulk_answer.ts).
@@ -169,12 +193,20 @@ export const NATIVE_ROUTES: readonly Route<AppTools>[] = [
     methods: ["POST"],
     access: "key",
     doc: BULK_DOC,
-    handler: (tools) => (c) => {
-      const p = readLookupQuery(c);
-      const format = streamFormat(c.req.query("format"), c.req.header("accept") ?? null);
-      const input = bodyFormat(c.req.raw.headers);
-      return streamBodyAnswer(c, bodyStream(c), input, { ...p, format }, tools.streamDeps(c));
-    },
+    handler: (tools) =>
+      answerPath(tools, {
+        read: (c) => ({
+          request: {
+            ...readLookupQuery(c),
+            format: streamFormat(c.req.query("format"), c.req.header("accept") ?? null),
+          },
+          input: bodyFormat(c.req.raw.headers),
+        }),
+        // The first unit, before a byte of the body is read; each further item pays for itself.
+        cost: oneUnit,
+        answer: (c, { request, input }) =>
+          streamBodyAnswer(c, bodyStream(c), input, request, tools.streamDeps(c)),
+      }),
   },
   {
     // An AS: parameters (400), one unit charged (429), the AS found (400/404 for the number),
@@ -183,27 +215,27 @@ export const NATIVE_ROUTES: readonly Route<AppTools>[] = [
     methods: ["GET"],
     access: "key",
     doc: ASN_DOC,
-    handler: (tools) => {
-      const { asnView } = tools;
-      return async (c) => {
-        const format = parseAsnFormat(c.req.query("format"));
-        const selection = parseAsnSelection(c.req.query("get"));
-        // Checked as on /ip (a malformed time is a 400); the lists are always today's here.
-        parseAt(c.req.query("at"));
-        const caller = c.get("caller");
-        const refusal = await tools.admission.charge(c, caller, 1);
-        if (refusal) throw refusal;
-        const n = c.req.param("n") ?? "";
-        const data = tools.served(c).data;
-        const rest = asnCost(await asnView.prefixes(n, data, selection)) - 1;
-        if (rest > 0) {
-          const more = await tools.admission.charge(c, caller, rest);
-          if (more) throw more;
-        }
-        const answer = await asnView.answer(n, data, selection, format);
-        return c.body(answer.body, 200, FORMAT_HEADERS[format]);
-      };
-    },
+    handler: (tools) =>
+      answerPath(tools, {
+        read: (c) => {
+          const format = parseAsnFormat(c.req.query("format"));
+          const selection = parseAsnSelection(c.req.query("get"));
+          // Checked as on /ip (a malformed time is a 400); the lists are always today's here.
+          parseAt(c.req.query("at"));
+          return { n: c.req.param("n") ?? "", format, selection };
+        },
+        cost: oneUnit,
+        answer: async (c, { n, format, selection }, served) => {
+          const { asnView } = tools;
+          const rest = asnCost(await asnView.prefixes(n, served.data, selection)) - 1;
+          if (rest > 0) {
+            const more = await tools.admission.charge(c, c.get("caller"), rest);
+            if (more) throw more;
+          }
+          const answer = await asnView.answer(n, served.data, selection, format);
+          return c.body(answer.body, 200, FORMAT_HEADERS[format]);
+        },
+      }),
   },
   {
     // The lookup page for a browser, /me for everyone else (as ifconfig.co does).
@@ -211,13 +243,16 @@ export const NATIVE_ROUTES: readonly Route<AppTools>[] = [
     methods: ["GET"],
     access: "open",
     doc: PAGE_DOC,
-    handler: (tools) => (c) => {
-      c.header("vary", "Accept");
-      if (tools.site && acceptsHtml(c.req.header("accept") ?? null)) {
-        return siteResponse(c, tools.site.page(c.req.raw));
-      }
-      c.set("caller", tools.admission.identifyByKey(c));
-      return lookupAnswer(tools, c, null);
+    handler: (tools) => {
+      // Everyone else gets /me: the key read here (the route is open to browsers).
+      const me = addressPath(tools, null, (c) => c.set("caller", tools.admission.identifyByKey(c)));
+      return (c) => {
+        c.header("vary", "Accept");
+        if (tools.site && acceptsHtml(c.req.header("accept") ?? null)) {
+          return siteResponse(c, tools.site.page(c.req.raw));
+        }
+        return me(c);
+      };
     },
   },
   {

@@ -19,11 +19,10 @@ import { CONTENT_TYPES } from "../../core/format/render.ts";
 import type { AddressLookup } from "../../core/lookup/lookup.ts";
 import { anonymizerFlags } from "../../data/risk/security.ts";
 import type { Json } from "../../base/types.ts";
-import type { AppContext } from "../http/env.ts";
+import type { AppContext, Served } from "../http/env.ts";
 import type { Route, RouteTools } from "../http/route.ts";
 import {
-  authenticate,
-  charge,
+  decisionOf,
   ownKeyHeader,
   readJson,
   type VendorAnswer,
@@ -173,25 +172,29 @@ function keyOf(c: AppContext): string | null {
 }
 
 /** `lang` when the City database carries it; ip-api answers English for any other. */
-function langOf(value: unknown, tools: RouteTools, c: AppContext): string | null {
+function langOf(value: unknown, served: Served): string | null {
   if (typeof value !== "string") return null;
-  return tools.served(c).data.city?.metadata.languages.includes(value) ? value : null;
+  return served.data.city?.metadata.languages.includes(value) ? value : null;
 }
 
-async function single(c: AppContext, tools: RouteTools, query: string | null) {
-  authenticate(tools, c, keyOf(c));
-  const decision = await charge(tools, c, 1);
+/** The parameters of `/json/{ip}` and `/json`: the address (null: the caller's), the fields. */
+interface SingleQuery {
+  query: string | null;
+  fields: ReadonlySet<string>;
+}
+
+function single(c: AppContext, { query, fields }: SingleQuery, served: Served, tools: RouteTools) {
   const body = ipapiBody(
-    tools.served(c).addressLookup,
+    served.addressLookup,
     query ?? tools.client(c),
-    parseIpApiFields(c.req.query("fields")),
-    langOf(c.req.query("lang"), tools, c),
+    fields,
+    langOf(c.req.query("lang"), served),
   );
   return {
     status: 200,
     contentType: JSON_TYPE,
     body: JSON.stringify(body),
-    headers: rateHeaders(decision),
+    headers: rateHeaders(decisionOf(c)),
   };
 }
 
@@ -227,32 +230,38 @@ const IPAPI_FAMILY = "/json/{ip}";
 
 export const IPAPI_ROUTES: readonly Route[] = [
   // `/json` and `/json/`: the caller.
-  vendorRoute({
+  vendorRoute<SingleQuery>({
     method: "GET",
     path: "/json",
     family: IPAPI_FAMILY,
     empty: true,
     doc: IPAPI_ME_DOC,
     error: ipapiError,
-    handle: (c, tools) => single(c, tools, null),
+    key: keyOf,
+    read: (c) => ({ query: null, fields: parseIpApiFields(c.req.query("fields")) }),
+    cost: () => 1,
+    answer: single,
   }),
-  vendorRoute({
+  vendorRoute<SingleQuery>({
     method: "GET",
     path: "/json/{ip}",
     family: IPAPI_FAMILY,
     empty: false,
     doc: IPAPI_IP_DOC,
     error: ipapiError,
-    handle: (c, tools) => single(c, tools, c.req.param("ip")!),
+    key: keyOf,
+    read: (c) => ({ query: c.req.param("ip")!, fields: parseIpApiFields(c.req.query("fields")) }),
+    cost: () => 1,
+    answer: single,
   }),
-  vendorRoute({
+  vendorRoute<BatchItem[]>({
     method: "POST",
     path: "/batch",
     family: "/batch",
     doc: IPAPI_BATCH_DOC,
     error: ipapiError,
-    async handle(c, tools) {
-      authenticate(tools, c, keyOf(c));
+    key: keyOf,
+    async read(c) {
       // ip-api reads the body as JSON whatever its Content-Type (`curl -d` sends a form type).
       const body = await readJson(c, IPAPI_BATCH_MAX * 256, { anyContentType: true });
       const items = batchItems(body);
@@ -261,23 +270,25 @@ export const IPAPI_ROUTES: readonly Route[] = [
           `Batch of ${items.length} queries: give 1 to ${IPAPI_BATCH_MAX}, as ip-api allows`,
         );
       }
-      const decision = await charge(tools, c, items.length);
-      const { addressLookup: lookup } = tools.served(c);
+      return items;
+    },
+    cost: (items) => items.length,
+    answer(c, items, served) {
       const fields = c.req.query("fields");
       const lang = c.req.query("lang");
       const answers = items.map((item) =>
         ipapiBody(
-          lookup,
+          served.addressLookup,
           item.query,
           parseIpApiFields(item.fields ?? fields),
-          langOf(item.lang ?? lang, tools, c),
+          langOf(item.lang ?? lang, served),
         )
       );
       return {
         status: 200,
         contentType: JSON_TYPE,
         body: JSON.stringify(answers),
-        headers: rateHeaders(decision),
+        headers: rateHeaders(decisionOf(c)),
       };
     },
   }),

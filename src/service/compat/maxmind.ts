@@ -17,13 +17,7 @@ import type { CityRecord } from "../../data/mmdb/records.ts";
 import type { Json } from "../../base/types.ts";
 import type { AppContext } from "../http/env.ts";
 import type { Route } from "../http/route.ts";
-import {
-  authenticate,
-  charge,
-  ownKeyHeader,
-  type VendorAnswer,
-  vendorRoute,
-} from "./vendor_route.ts";
+import { decisionOf, ownKeyHeader, type VendorAnswer, vendorRoute } from "./vendor_route.ts";
 import { MAXMIND_CITY_DOC, MAXMIND_COUNTRY_DOC, MAXMIND_INSIGHTS_DOC } from "./openapi.ts";
 import { basicCredentials } from "../access/credentials.ts";
 
@@ -166,14 +160,16 @@ export const MAXMIND_ROUTES: readonly Route[] = MAXMIND_SERVICES.map((service) =
     empty: false,
     doc: DOCS[service],
     error: maxmindError,
-    async handle(c, tools) {
-      authenticate(tools, c, keyOf(c));
-      const decision = await charge(tools, c, 1);
-      const { addressLookup: lookup, data } = tools.served(c);
-      const param = c.req.param("ip")!;
+    key: keyOf,
+    read: (c) => c.req.param("ip")!,
+    cost: () => 1,
+    answer(c, param, { addressLookup, data }, tools) {
       const ip = param === "me" ? tools.client(c) : param;
-      const detail = lookup.detail(ip);
-      const body = maxmindBody(service, detail, { hasIsp: data.isp !== null, decision });
+      const detail = addressLookup.detail(ip);
+      const body = maxmindBody(service, detail, {
+        hasIsp: data.isp !== null,
+        decision: decisionOf(c),
+      });
       return { status: 200, contentType: contentType(service), body: JSON.stringify(body) };
     },
   })

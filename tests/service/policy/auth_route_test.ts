@@ -130,7 +130,7 @@ Deno.test("/auth reads the caller as /me does: no key, no decision; untrusted pe
   });
 });
 
-Deno.test("while the data loads, /auth answers 503 and charges nothing", async () => {
+Deno.test("while the data loads, /auth answers 503 once charged, as every lookup route does (tests/service/http/answer_path_test.ts)", async () => {
   await withGate(async (gate) => {
     const { key, auth, services } = await gateApp(gate, 5);
     const loaded = services.current;
@@ -141,7 +141,7 @@ Deno.test("while the data loads, /auth answers 503 and charges nothing", async (
     services.current = loaded;
     const first = await auth("127.0.0.1", { "x-forwarded-for": "8.8.8.8", "x-api-key": key });
     assert.equal(first.status, 403);
-    assert.equal(first.headers.get("ratelimit-remaining"), "4"); // the 503 cost nothing
+    assert.equal(first.headers.get("ratelimit-remaining"), "3"); // the 503 cost its unit
     assert.deepEqual([...gate.counter.snapshot().keys()], ["embargo"]);
   });
 });
