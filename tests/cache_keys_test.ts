@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { FIXED_NOW, fixtureDataSet, fixtureLookup } from "./_helpers.ts";
-import { createCountryEnricher } from "../src/core/place/enricher.ts";
+import { createCountryEnricher } from "../src/core/place/country_facts.ts";
 import { createTimeZoneCache } from "../src/core/place/timezone.ts";
 import { createUserAgentParser } from "../src/core/ua/parse.ts";
 import { createLanguageResolver } from "../src/core/lookup/lookup.ts";

@@ -1,6 +1,6 @@
 /** The lookup core: one address in, the full `data` object out. No HTTP, no KV, no formatting. */
 
-import type { CountryEnrichment } from "../place/enricher.ts";
+import type { CountryEnrichment } from "../place/country_facts.ts";
 import { createEnrichment, type Enrichment } from "../place/warm.ts";
 import { noTimeZone } from "../place/timezone.ts";
 import { BadRequestError, invalidIpMessage, NotFoundError, quoteInput } from "../../base/errors.ts";
