@@ -37,7 +37,7 @@ import {
   routeLabels,
 } from "../http/route.ts";
 import { COMPAT_ROUTES } from "../compat/routes.ts";
-import type { AppDeps, AppTools } from "./tools.ts";
+import type { AppDeps, AppTools } from "./app_tools.ts";
 import { NATIVE_ROUTES } from "./routes.ts";
 
 export type { AppDeps, AppTools };

@@ -48,7 +48,7 @@ import {
 } from "./openapi.ts";
 import { answerKey, answerSecond } from "./answer_key.ts";
 import { statusData, statusRoute } from "./status_route.ts";
-import type { AppTools } from "./tools.ts";
+import type { AppTools } from "./app_tools.ts";
 
 /**
  * The answer path of one address (`/ip/{ip}`, `/me`, `/`), in answerPath's order: the parameters
