@@ -4,7 +4,7 @@
  * request ids, access log) as its outermost answer rule.
  */
 
-import type { AccessControl } from "../../service/access/access.ts";
+import type { AccessControl } from "../../service/keys_limits/access_control.ts";
 import { type Config, DEFAULT_ANSWER_CACHE_SIZE, VERSION } from "../../base/config.ts";
 import { createApp, ROUTE_LABELS } from "../../service/app/app.ts";
 import { AnswerCache } from "../../service/app/answer_cache.ts";

@@ -5,7 +5,7 @@
  * key, answers its OPTIONS and 405s, counts and documents it.
  */
 
-import { bearerMatches } from "../access/credentials.ts";
+import { bearerMatches } from "../keys_limits/credentials.ts";
 import { splitBulkList } from "../bulk/items.ts";
 import { lookupItem } from "../../core/lookup/item.ts";
 import { parseAsnSelection } from "../../core/asn/layout.ts";

@@ -7,7 +7,7 @@
  * a failed query is `status: "fail"` with ip-api's messages.
  */
 
-import type { RateDecision } from "../access/rate_limiter.ts";
+import type { RateDecision } from "../keys_limits/rate_limiter.ts";
 import {
   type AppError,
   BadRequestError,

@@ -26,7 +26,7 @@ import type { Route } from "../http/route.ts";
 import { ownKeyHeader, readJson, type VendorAnswer, vendorRoute } from "./vendor_route.ts";
 import { IPINFO_FIELDS } from "./fields.ts";
 import { IPINFO_BATCH_DOC, IPINFO_FIELD_DOC, IPINFO_IP_DOC, IPINFO_ME_DOC } from "./openapi.ts";
-import { basicCredentials, bearerToken } from "../access/credentials.ts";
+import { basicCredentials, bearerToken } from "../keys_limits/credentials.ts";
 
 const JSON_TYPE = CONTENT_TYPES.json;
 const TEXT_TYPE = "text/plain; charset=utf-8";

@@ -9,7 +9,7 @@
  * the database holds it, plus `traits` from the rest of the lookup.
  */
 
-import type { RateDecision } from "../access/rate_limiter.ts";
+import type { RateDecision } from "../keys_limits/rate_limiter.ts";
 import type { AppError, NotFoundError, RateLimitedError } from "../../base/errors.ts";
 import type { LookupDetail } from "../../core/lookup/lookup.ts";
 import { anonymizerFlags } from "../../data/risk/security.ts";
@@ -19,7 +19,7 @@ import type { AppContext } from "../http/env.ts";
 import type { Route } from "../http/route.ts";
 import { decisionOf, ownKeyHeader, type VendorAnswer, vendorRoute } from "./vendor_route.ts";
 import { MAXMIND_CITY_DOC, MAXMIND_COUNTRY_DOC, MAXMIND_INSIGHTS_DOC } from "./openapi.ts";
-import { basicCredentials } from "../access/credentials.ts";
+import { basicCredentials } from "../keys_limits/credentials.ts";
 
 export type MaxMindService = "country" | "city" | "insights";
 

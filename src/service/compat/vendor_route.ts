@@ -5,7 +5,7 @@
  * answer's shape are the vendor's, errors included.
  */
 
-import type { RateDecision } from "../access/rate_limiter.ts";
+import type { RateDecision } from "../keys_limits/rate_limiter.ts";
 import { AppError } from "../../base/errors.ts";
 import { readJsonBody, requireJsonContentType } from "../http/body.ts";
 import type { AppContext, Served } from "../http/env.ts";

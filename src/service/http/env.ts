@@ -1,8 +1,8 @@
 /** The Hono environment of the app: what both servers pass, and what middleware hands on. */
 
 import type { Context } from "hono";
-import type { Caller } from "../access/access.ts";
-import type { RateDecision } from "../access/rate_limiter.ts";
+import type { Caller } from "../keys_limits/access_control.ts";
+import type { RateDecision } from "../keys_limits/rate_limiter.ts";
 import type { AddressLookup, Lookup } from "../../core/lookup/lookup.ts";
 import { lookupFunction } from "../../core/lookup/lookup_function.ts";
 import type { DataSet } from "../../data/sources/data_set.ts";

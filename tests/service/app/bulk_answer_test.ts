@@ -8,9 +8,9 @@
 import assert from "node:assert/strict";
 import { parse as parseCsv } from "csv-parse/sync";
 import { XMLParser, XMLValidator } from "fast-xml-parser";
-import { AccessControl } from "../../../src/service/access/access.ts";
-import { KeyTable } from "../../../src/service/access/key_table.ts";
-import { RateLimiter } from "../../../src/service/access/rate_limiter.ts";
+import { AccessControl } from "../../../src/service/keys_limits/access_control.ts";
+import { KeyTable } from "../../../src/service/keys_limits/key_table.ts";
+import { RateLimiter } from "../../../src/service/keys_limits/rate_limiter.ts";
 import { HTTP_BATCH_SIZE as BATCH_SIZE } from "../../../src/service/app/bulk_answer.ts";
 import { AddressLookup, type LookupOptions } from "../../../src/core/lookup/lookup.ts";
 import { MemoryKeyStore } from "../../../src/data/store/keys.ts";

@@ -9,9 +9,9 @@ import { ignoredName } from "../../_skip.ts";
 
 import assert from "node:assert/strict";
 import denoJson from "../../../deno.json" with { type: "json" };
-import { AccessControl } from "../../../src/service/access/access.ts";
-import { KeyTable } from "../../../src/service/access/key_table.ts";
-import { RateLimiter } from "../../../src/service/access/rate_limiter.ts";
+import { AccessControl } from "../../../src/service/keys_limits/access_control.ts";
+import { KeyTable } from "../../../src/service/keys_limits/key_table.ts";
+import { RateLimiter } from "../../../src/service/keys_limits/rate_limiter.ts";
 import { createLookup } from "../../../src/core/lookup/lookup.ts";
 import { openDataSet } from "../../../src/data/sources/data_set.ts";
 import { MemoryKeyStore } from "../../../src/data/store/keys.ts";

@@ -6,9 +6,9 @@
 
 import { servedOf } from "../../../src/service/http/env.ts";
 import assert from "node:assert/strict";
-import { AccessControl } from "../../../src/service/access/access.ts";
-import { KeyTable } from "../../../src/service/access/key_table.ts";
-import { RateLimiter } from "../../../src/service/access/rate_limiter.ts";
+import { AccessControl } from "../../../src/service/keys_limits/access_control.ts";
+import { KeyTable } from "../../../src/service/keys_limits/key_table.ts";
+import { RateLimiter } from "../../../src/service/keys_limits/rate_limiter.ts";
 import type { ServedSlot } from "../../../src/service/http/env.ts";
 import { PolicyGate } from "../../../src/service/policy/gate.ts";
 import { createServer } from "../../../src/process/server/server.ts";

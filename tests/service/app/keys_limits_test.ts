@@ -5,9 +5,9 @@ import {
   AccessControl,
   type AccessPolicy,
   anonymousBucket,
-} from "../../../src/service/access/access.ts";
-import { KeyTable } from "../../../src/service/access/key_table.ts";
-import { RateLimiter } from "../../../src/service/access/rate_limiter.ts";
+} from "../../../src/service/keys_limits/access_control.ts";
+import { KeyTable } from "../../../src/service/keys_limits/key_table.ts";
+import { RateLimiter } from "../../../src/service/keys_limits/rate_limiter.ts";
 import { type KeyStore, KvKeyStore, MemoryKeyStore } from "../../../src/data/store/keys.ts";
 import { KvRateCounters, MemoryRateCounters } from "../../../src/data/store/rate_counts.ts";
 import { fixtureApp, fixtureDataSet, fixtureLookup, peer } from "../../_helpers.ts";
