@@ -15,6 +15,10 @@ import { type RiskSignals, securityOf } from "../src/data/risk/security.ts";
 import { parseFieldSelection, renderLookup } from "../src/core/format/mod.ts";
 import { rememberedTexts } from "../src/base/shared_part.ts";
 import { parseIp } from "../src/base/ip/parse.ts";
+import { createAsnView } from "../src/core/asn/view.ts";
+import { parseAsnSelection } from "../src/core/asn/layout.ts";
+import { riskOf, TAG_BITS } from "../src/service/policy/facts.ts";
+import { asnDataSet } from "./core/asn/_fixtures.ts";
 
 Deno.test("decoded records: one entry per data offset", async () => {
   const city = (await fixtureDataSet()).city!;
@@ -121,4 +125,45 @@ Deno.test("remembered texts: one per shared part and serialiser", async () => {
 Deno.test("get selections: one entry per get text", () => {
   assert.equal(parseFieldSelection("country,city"), parseFieldSelection("country,city"));
   assert.notEqual(parseFieldSelection("country,city"), parseFieldSelection("country"));
+});
+
+Deno.test("AS renderings: one entry per AS number, format and get names (per data set)", async () => {
+  const data = await asnDataSet();
+  const view = createAsnView();
+  const answer = (n: string, get: string | null, format: "json" | "xml" | "csv" = "json") =>
+    view.answer(n, data, parseAsnSelection(get), format);
+  const base = await answer("100", null);
+  assert.equal(await answer("AS100", null), base, "the same AS, written otherwise: the same entry");
+  assert.notEqual(await answer("200", null), base, "another AS");
+  assert.notEqual(await answer("100", null, "xml"), base, "another format");
+  assert.notEqual(await answer("100", "prefixes"), base, "another get");
+  assert.notEqual(
+    await createAsnView().answer("100", await asnDataSet(), null, "json"),
+    base,
+    "another view",
+  );
+});
+
+Deno.test("policy flag lists: one entry per combination of flags", () => {
+  const none = riskOf(0);
+  assert.equal(riskOf(0), none);
+  const seen = new Set([none]);
+  for (const flag of ["tor", "vpn", "hosting", "threat"]) {
+    const one = riskOf(TAG_BITS.get(flag)!);
+    assert.ok(!seen.has(one), flag);
+    seen.add(one);
+    assert.equal(riskOf(TAG_BITS.get(flag)!), one, `${flag}: the same entry`);
+  }
+});
+
+Deno.test("records of a stream's scan: one entry per data offset, read while the caches are not filled", async () => {
+  const city = (await fixtureDataSet()).city!;
+  const offset = (ip: string) => city.recordOffset(parseIp(ip).bytes);
+  const [london, again, berlin] = city.withoutCacheFills(() => [
+    city.recordAt(offset("81.2.69.142")),
+    city.recordAt(offset("81.2.69.142")),
+    city.recordAt(offset("2a02:ec0::1")),
+  ]);
+  assert.equal(again, london);
+  assert.notEqual(berlin, london);
 });

@@ -160,3 +160,22 @@ Deno.test("every lookup route answers a bad parameter 400 (415) before any unit 
     await close();
   }
 });
+
+Deno.test("GET /ip answered from memory makes no promise: the answer path is synchronous when no step waits", async () => {
+  const app = await fixtureApp();
+  const request = () => new Request("http://localhost/ip/81.2.69.142");
+  const answer = app.fetch(request(), peer("203.0.113.9"));
+  assert.ok(answer instanceof Response, "a Response, not a promise of one");
+  assert.equal(answer.status, 200);
+  // A POST reads its body: a promise, and the same answer.
+  const posted = app.fetch(
+    new Request("http://localhost/ip/81.2.69.142", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    }),
+    peer("203.0.113.9"),
+  );
+  assert.ok(posted instanceof Promise);
+  assert.equal(await (await posted).text(), await answer.text());
+});
