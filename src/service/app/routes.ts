@@ -63,10 +63,17 @@ function addressPath(
 ): Handler {
   return answerPath<LookupRequest>(tools, {
     identify,
-    read: address === null ? readLookupRequest : (c) => {
-      address(c); // a missing address is a 400 like any parameter
-      return readLookupRequest(c);
-    },
+    // The address is read like any parameter: a missing one, or a malformed forwarding header
+    // from a trusted proxy (the caller's address, resolved once), is a 400 before the charge.
+    read: address === null
+      ? (c) => {
+        tools.client(c);
+        return readLookupRequest(c);
+      }
+      : (c) => {
+        address(c);
+        return readLookupRequest(c);
+      },
     cost: oneUnit,
     answer: address === null
       ? (c, p, served) => lookupAnswer(tools, c, tools.client(c), p, served)
@@ -138,9 +145,10 @@ export const NATIVE_ROUTES: readonly Route<AppTools>[] = [
     doc: AUTH_DOC,
     handler: (tools) =>
       answerPath(tools, {
-        read: () => {
+        read: (c) => {
           const gate = tools.deps.policy;
           if (!gate) throw new AppError("not_found", NO_POLICY_MESSAGE);
+          tools.client(c); // the caller's address (resolved once): a bad forwarding header is a 400
           return gate;
         },
         cost: oneUnit,

@@ -20,7 +20,7 @@ import type { AddressLookup } from "../../core/lookup/lookup.ts";
 import { anonymizerFlags } from "../../data/risk/security.ts";
 import type { Json } from "../../base/types.ts";
 import type { AppContext, Served } from "../http/env.ts";
-import type { Route, RouteTools } from "../http/route.ts";
+import type { Route } from "../http/route.ts";
 import {
   decisionOf,
   ownKeyHeader,
@@ -177,16 +177,16 @@ function langOf(value: unknown, served: Served): string | null {
   return served.data.city?.metadata.languages.includes(value) ? value : null;
 }
 
-/** The parameters of `/json/{ip}` and `/json`: the address (null: the caller's), the fields. */
+/** The parameters of `/json/{ip}` and `/json`: the address (the caller's on `/json`), the fields. */
 interface SingleQuery {
-  query: string | null;
+  query: string;
   fields: ReadonlySet<string>;
 }
 
-function single(c: AppContext, { query, fields }: SingleQuery, served: Served, tools: RouteTools) {
+function single(c: AppContext, { query, fields }: SingleQuery, served: Served) {
   const body = ipapiBody(
     served.addressLookup,
-    query ?? tools.client(c),
+    query,
     fields,
     langOf(c.req.query("lang"), served),
   );
@@ -238,7 +238,10 @@ export const IPAPI_ROUTES: readonly Route[] = [
     doc: IPAPI_ME_DOC,
     error: ipapiError,
     key: keyOf,
-    read: (c) => ({ query: null, fields: parseIpApiFields(c.req.query("fields")) }),
+    read: (c, tools) => ({
+      query: tools.client(c),
+      fields: parseIpApiFields(c.req.query("fields")),
+    }),
     cost: () => 1,
     answer: single,
   }),

@@ -167,14 +167,14 @@ function getRoute(
     doc,
     error: ipinfoError,
     key: keyOf,
-    read: (c) => {
+    read: (c, tools) => {
       const [ip, field] = resolve(c);
       checkField(field);
-      return { ip, field };
+      return { ip: ip ?? tools.client(c), field };
     },
     cost: () => 1,
-    answer: (c, { ip, field }, served, tools) =>
-      single(answerPath(served.addressLookup, ip ?? tools.client(c), field), field),
+    answer: (_, { ip, field }, served) =>
+      single(answerPath(served.addressLookup, ip, field), field),
   });
 }
 

@@ -161,10 +161,12 @@ export const MAXMIND_ROUTES: readonly Route[] = MAXMIND_SERVICES.map((service) =
     doc: DOCS[service],
     error: maxmindError,
     key: keyOf,
-    read: (c) => c.req.param("ip")!,
+    read: (c, tools) => {
+      const param = c.req.param("ip")!;
+      return param === "me" ? tools.client(c) : param;
+    },
     cost: () => 1,
-    answer(c, param, { addressLookup, data }, tools) {
-      const ip = param === "me" ? tools.client(c) : param;
+    answer(c, ip, { addressLookup, data }) {
       const detail = addressLookup.detail(ip);
       const body = maxmindBody(service, detail, {
         hasIsp: data.isp !== null,

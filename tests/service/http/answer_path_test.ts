@@ -24,6 +24,8 @@ interface Call {
   type?: string;
   /** The key's headers (default: X-API-Key). */
   headers?: (key: string) => Record<string, string>;
+  /** Sent through the trusted proxy (127.0.0.1) with this X-Forwarded-For. */
+  forwarded?: string;
 }
 
 const json = "application/json";
@@ -72,6 +74,18 @@ const BAD: Call[] = [
   { name: "ip-api batch", path: "/batch", method: "POST", body: '{"a":1}', type: json },
   { name: "ipinfo", path: "/ipinfo/81.2.69.142/nofield" },
   { name: "ipinfo batch", path: "/ipinfo/batch", method: "POST", body: "{}", type: json },
+  // The caller's address is read like a parameter: a malformed forwarding header is a 400 first.
+  { name: "/me (forwarded)", path: "/me", forwarded: "junk" },
+  { name: "/ (forwarded)", path: "/", forwarded: "junk" },
+  { name: "/auth (forwarded)", path: "/auth", forwarded: "junk" },
+  {
+    name: "MaxMind me (forwarded)",
+    path: "/geoip/v2.1/city/me",
+    headers: basic,
+    forwarded: "junk",
+  },
+  { name: "ip-api (forwarded)", path: "/json", forwarded: "junk" },
+  { name: "ipinfo (forwarded)", path: "/ipinfo", forwarded: "junk" },
 ];
 
 const POLICY = { default: "allow", cacheSeconds: 60, rules: [] };
@@ -91,11 +105,17 @@ async function orderApp(limit: number) {
     new RateLimiter({ counters: new MemoryRateCounters() }),
   );
   const slot: ServedSlot = { current: servedOf(await fixtureDataSet(), await fixtureLookup()) };
-  const app = await fixtureApp({ slot, access, policy: gate, config: { bulkMax: 10 } });
+  const app = await fixtureApp({
+    slot,
+    access,
+    policy: gate,
+    config: { bulkMax: 10, trustedProxies: ["127.0.0.1"] },
+  });
   const send = async (call: Call) => {
     const headers = {
       ...(call.headers ?? apiKey)(key),
       ...(call.type ? { "content-type": call.type } : {}),
+      ...(call.forwarded ? { "x-forwarded-for": call.forwarded } : {}),
     };
     const response = await app.fetch(
       new Request(`http://localhost${call.path}`, {
@@ -103,7 +123,7 @@ async function orderApp(limit: number) {
         headers,
         body: call.body,
       }),
-      peer("81.2.69.142"),
+      peer(call.forwarded ? "127.0.0.1" : "81.2.69.142"),
     );
     await response.body?.cancel();
     return response;
