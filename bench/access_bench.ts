@@ -13,9 +13,9 @@
  */
 
 import { Hono } from "hono";
-import { AccessControl } from "../src/service/access/access.ts";
-import { KeyTable } from "../src/service/access/key_table.ts";
-import { RateLimiter } from "../src/service/access/rate_limiter.ts";
+import { AccessControl } from "../src/service/keys_limits/access_control.ts";
+import { KeyTable } from "../src/service/keys_limits/key_table.ts";
+import { RateLimiter } from "../src/service/keys_limits/rate_limiter.ts";
 import { openServed } from "../src/process/server/served.ts";
 import { loadConfig } from "../src/base/config.ts";
 import { createApp } from "../src/service/app/app.ts";

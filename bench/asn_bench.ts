@@ -28,7 +28,7 @@ const lookup = createLookup({
   now: () => new Date(),
   parseUserAgent: createUserAgentParser(),
 });
-for (const ip of await knownAddresses(DATA_DIR, 10_000, 3)) lookup(ip);
+for (const ip of await knownAddresses(DATA_DIR, 10_000, 3)) lookup.find(ip);
 const view = createAsnView();
 const settle = async () => {
   // Array buffers are freed by a background sweeper: collect and let it run, a few times.

@@ -23,10 +23,10 @@ import { referenceXml } from "../tests/core/format/_xml_reference.ts";
 
 const lookup = await fixtureLookup();
 const RESULTS: LookupResult[] = [
-  lookup("81.2.69.142", { userAgent: CHROME }),
-  lookup("2a02:ec0::1", { userAgent: CHROME }),
-  lookup("9.9.9.9", { userAgent: CHROME }),
-  lookup("1.1.1.1", { userAgent: CHROME }),
+  lookup.find("81.2.69.142", { userAgent: CHROME }),
+  lookup.find("2a02:ec0::1", { userAgent: CHROME }),
+  lookup.find("9.9.9.9", { userAgent: CHROME }),
+  lookup.find("1.1.1.1", { userAgent: CHROME }),
 ];
 const DATA = RESULTS.map((r) => r as unknown as Json);
 

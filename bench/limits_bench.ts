@@ -26,8 +26,12 @@
  * @module
  */
 
-import { RateLimiter } from "../src/service/access/rate_limiter.ts";
-import { DEFAULT_CAPACITY, RateTable, rateTableBuffer } from "../src/service/access/rate_table.ts";
+import { RateLimiter } from "../src/service/keys_limits/rate_limiter.ts";
+import {
+  DEFAULT_CAPACITY,
+  RateTable,
+  rateTableBuffer,
+} from "../src/service/keys_limits/rate_table.ts";
 import { KvKeyStore } from "../src/data/store/keys.ts";
 import { type CounterUpdate, KvRateCounters } from "../src/data/store/rate_counts.ts";
 import { envInt, median, startServer } from "./_serve.ts";

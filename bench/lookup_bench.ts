@@ -108,7 +108,7 @@ function freshLookup(): Lookup {
 function runLookups(lookup: Lookup): number {
   let sink = 0;
   for (const ip of addresses) {
-    const result = lookup(ip, { userAgent: USER_AGENT });
+    const result = lookup.find(ip, { userAgent: USER_AGENT });
     sink += result.geoLocation.accuracy_radius ?? 0;
     sink += result.timezone.offset ?? 0;
   }

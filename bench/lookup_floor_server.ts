@@ -34,7 +34,7 @@ if (import.meta.main) {
   const { lookup } = await openServed(config);
   const app = new Hono({ router: new RegExpRouter() });
   app.get("/ip/:ip{.+}", (c) => {
-    const result = lookup(c.req.param("ip"), { userAgent: c.req.header("user-agent") });
+    const result = lookup.find(c.req.param("ip"), { userAgent: c.req.header("user-agent") });
     const response = c.body(resultEnvelopeJson(result), 200, HEADERS);
     response.headers.set("access-control-allow-origin", "*");
     return response;

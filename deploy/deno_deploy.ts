@@ -12,7 +12,7 @@
  * @module
  */
 
-import { startAccess } from "../src/process/server/access.ts";
+import { startAccess } from "../src/process/server/keys_limits.ts";
 import { kvReadinessCheck } from "../src/process/server/kv.ts";
 import { FILE_CHECKS } from "../src/process/server/data_dir.ts";
 import { createServer } from "../src/process/server/server.ts";

@@ -1,7 +1,7 @@
 /** Shared test fixtures: small City and ASN databases written by our own MMDB writer. */
 
 import { type App, type AppDeps, createApp } from "../src/service/app/app.ts";
-import type { ServedSlot } from "../src/service/http/env.ts";
+import { servedOf, type ServedSlot } from "../src/service/http/env.ts";
 import { createLookup, type Lookup } from "../src/core/lookup/lookup.ts";
 import { type MmdbValue, MmdbWriter, uint16 } from "../src/data/mmdb/writer/writer.ts";
 import { type DataSet, openDataSet } from "../src/data/sources/data_set.ts";
@@ -189,9 +189,13 @@ export async function fixtureApp(options: FixtureAppOptions = {}): Promise<App> 
   });
 }
 
-async function fixtureSlot(data?: DataSet, lookup?: Lookup, now?: Date): Promise<ServedSlot> {
+async function fixtureSlot(
+  data?: DataSet,
+  lookup?: Lookup,
+  now?: Date,
+): Promise<ServedSlot> {
   const served = data ?? await fixtureDataSet();
-  return { current: { data: served, lookup: lookup ?? await fixtureLookup(now, served) } };
+  return { current: servedOf(served, lookup ?? await fixtureLookup(now, served)) };
 }
 
 /** Connection info as Deno.serve passes it, for in-process requests to /me. */

@@ -79,7 +79,10 @@ const LAYERS: readonly { folder: string; parts: readonly (readonly string[])[] }
   { folder: "process", parts: [["cli"], ["server"]] },
   {
     folder: "service",
-    parts: [["app", "ops"], ["mcp"], ["compat", "bulk", "policy"], ["http"], ["access", "web"]],
+    parts: [["app", "ops"], ["mcp"], ["compat", "bulk", "policy"], ["http"], [
+      "keys_limits",
+      "web",
+    ]],
   },
   { folder: "core", parts: [["enrich"], ["lookup", "asn"], ["place", "ua", "format"]] },
   {

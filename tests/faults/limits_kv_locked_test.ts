@@ -9,7 +9,7 @@
 
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
-import { RATE_SYNC_MAX_AGE_MS } from "../../src/process/server/access.ts";
+import { RATE_SYNC_MAX_AGE_MS } from "../../src/process/server/keys_limits.ts";
 import { KvKeyStore } from "../../src/data/store/keys.ts";
 import { writeFixtureDataDir } from "../_helpers.ts";
 import { fetchFresh, startServe } from "../_serve_process.ts";

@@ -72,9 +72,9 @@ const errorResponse = (description: string) => ({
   },
 });
 
-/** The path item of `/asn/{n}`; `security` and rate-limit headers as /ip/{ip} has them. */
+/** The path item of `/asn/{n}`; rate-limit headers as /ip/{ip} has them (its `security` comes from its route's `access`). */
 export function asnPathItem(
-  options: { security: unknown[]; rateLimitHeaders: Record<string, unknown> },
+  options: { rateLimitHeaders: Record<string, unknown> },
 ): Record<string, unknown> {
   return {
     parameters: [{
@@ -121,7 +121,6 @@ export function asnPathItem(
           description: "API key (wins over the headers); prefer the X-API-Key header.",
         },
       ],
-      security: options.security,
       responses: {
         "200": {
           description: "The AS",

@@ -23,10 +23,11 @@
  */
 
 import { AppError, type ErrorCode } from "../../base/errors.ts";
-import type { Json, LookupResult } from "../../base/types.ts";
+import type { FailedItem, Json, LookupResult } from "../../base/types.ts";
 import { cellText } from "../format/csv.ts";
 import { applySelection, type FieldSelection } from "../format/select.ts";
 import type { Lookup, LookupOptions } from "../lookup/lookup.ts";
+import { isFailedItem, itemErrorCode, lookupItem } from "../lookup/item.ts";
 import { type Column, columnsOf, valueAt } from "./columns.ts";
 import { fieldAt, parseFields, quoteField, RecordSplitter, splitLineEnd } from "./csv_records.ts";
 import { createTimeReader, NO_TIME } from "./record_time.ts";
@@ -285,9 +286,9 @@ export class Enricher {
       lang: this.#options.lang,
       at,
     };
-    let item: LookupResult | AppError;
+    let item: LookupResult | FailedItem;
     try {
-      item = this.#item(ip, options);
+      item = lookupItem(this.#lookup, ip, options);
     } catch (error) {
       if (!(error instanceof AppError) || !at || !TIME_CODES.has(error.code)) throw error;
       // A time the kept history does not reach: answered now, its security parts left out.
@@ -295,12 +296,13 @@ export class Enricher {
       note = error.message;
       this.#outside = { time: at.getTime(), note };
       options.at = null;
-      item = this.#item(ip, options);
+      item = lookupItem(this.#lookup, ip, options);
     }
-    if (item instanceof AppError) {
-      const reason = item.code === "invalid_ip" ? "invalid address" : "no data";
+    if (isFailedItem(item)) {
+      // The core's one item lookup: the API's message, its kind by code.
+      const reason = itemErrorCode(item) === "invalid_ip" ? "invalid address" : "no data";
       this.#failed(reason);
-      return NOT_ANSWERED(reason, item.message);
+      return NOT_ANSWERED(reason, item.error.message);
     }
     this.counts.enriched++;
     if (partial === null) return { result: item, securityKnown: true, reason: null, message: null };
@@ -331,26 +333,6 @@ export class Enricher {
     const text = JSON.stringify(this.#added(answered, travel?.note ?? null));
     if (travel === null) return text;
     return `${text.slice(0, -1)}${text === "{}" ? "" : ","}${travel.text}}`;
-  }
-
-  /**
-   * The result for `ip`, or the error of an address that has none (invalid, or no data), by
-   * its code: a failed item says no code, so the throwing lookup is asked (failures only).
-   */
-  #item(ip: string, options: LookupOptions): LookupResult | AppError {
-    const lookup = this.#lookup;
-    if (lookup.item) {
-      const item = lookup.item(ip, options);
-      if (!("error" in item)) return item;
-    }
-    try {
-      return lookup(ip, options);
-    } catch (error) {
-      if (
-        error instanceof AppError && (error.code === "invalid_ip" || error.code === "not_found")
-      ) return error;
-      throw error;
-    }
   }
 
   /** A record's travel fields (null: no travel in this run). */

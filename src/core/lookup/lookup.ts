@@ -1,16 +1,9 @@
 /** The lookup core: one address in, the full `data` object out. No HTTP, no KV, no formatting. */
 
-import type { CountryEnrichment } from "../place/enricher.ts";
+import type { CountryEnrichment } from "../place/country_facts.ts";
 import { createEnrichment, type Enrichment } from "../place/warm.ts";
 import { noTimeZone } from "../place/timezone.ts";
-import {
-  BadRequestError,
-  capInput,
-  invalidIpMessage,
-  NotFoundError,
-  quoteInput,
-  STATUS_BY_CODE,
-} from "../../base/errors.ts";
+import { BadRequestError, invalidIpMessage, NotFoundError, quoteInput } from "../../base/errors.ts";
 import { type ParsedIp, parseIp, parseIpOrReason } from "../../base/ip/parse.ts";
 import { reservedRangeName } from "../../base/ip/reserved.ts";
 import { formatNetwork } from "../../base/ip/cidr.ts";
@@ -25,7 +18,6 @@ import type { CityRecord } from "../../data/mmdb/records.ts";
 import type { MmdbDatabase } from "../../data/mmdb/reader.ts";
 import { SlotTable } from "../../base/cache/slot_table.ts";
 import type {
-  BulkItem,
   Currency,
   FailedItem,
   Flag,
@@ -43,6 +35,7 @@ import { createMatchedNetworks } from "./matched_networks.ts";
 import { sharedPart } from "../../base/shared_part.ts";
 import { createCrawlerJudge } from "./crawler.ts";
 import { claimKey } from "../ua/crawler_claim.ts";
+import { failedItem } from "./item_error.ts";
 
 export interface LookupDeps {
   data: DataSet;
@@ -88,43 +81,86 @@ interface PlaceFacts {
   currency: Currency;
 }
 
-/** Looks up an address given as text; throws InvalidIpError, NotFoundError or BadRequestError (lang). */
-export interface Lookup {
-  (ipText: string, options?: LookupOptions): LookupResult;
+/**
+ * The lookup over one data set: an address given as text in, its result out.
+ * Made once per data set (createLookup); a wrapper (the metrics' count,
+ * src/service/ops/metrics.ts) extends it over the same parts.
+ */
+export class Lookup {
+  readonly #parts: LookupParts;
+
+  /** The lookup over `from`'s data set, or sharing the parts (caches, scans) of another lookup. */
+  constructor(from: LookupDeps | Lookup) {
+    this.#parts = from instanceof Lookup ? from.#parts : lookupParts(from);
+  }
+
+  /** The result of an address; throws InvalidIpError, NotFoundError or BadRequestError (lang). */
+  find(ipText: string, options: LookupOptions = NO_OPTIONS): LookupResult {
+    return this.#parts.find(ipText, options);
+  }
+
   /**
    * The same lookup, with what the result was made from: what the compatible
-   * APIs (src/service/compat) render in their own shapes. Throws as the lookup does.
+   * APIs (src/service/compat) render in their own shapes. Throws as `find` does.
    */
-  detail(ipText: string, options?: LookupOptions): LookupDetail;
+  detail(ipText: string, options: LookupOptions = NO_OPTIONS): LookupDetail {
+    return this.#parts.detail(ipText, options);
+  }
+
   /**
    * The same lookup as a bulk item: an invalid address or one without data is
-   * the failed item in place (what src/service/bulk/batches.ts's lookupItem makes of
-   * the error), without an Error made and thrown: a log of many unknown
-   * addresses pays for no stack traces. Other errors are thrown as by the lookup.
+   * the failed item in place (InvalidIpError's or NotFoundError's status and
+   * message), without an Error made and thrown: a log of many unknown addresses
+   * pays for no stack traces. Other errors (a bad `lang`) are thrown as by `find`.
+   * Callers use src/core/lookup/item.ts's lookupItem.
    */
-  item?(ipText: string, options?: LookupOptions): BulkItem;
-  /**
-   * Runs `scan` (synchronous: lookups) with the record caches of the data set
-   * read but not filled (DataSet's withoutCacheFills): a streamed bulk answer's
-   * batches, whose addresses are mostly met once. Without it, lookups fill them.
-   */
-  withoutCacheFills?<T>(scan: () => T): T;
+  item(ipText: string, options: LookupOptions = NO_OPTIONS): LookupResult | FailedItem {
+    return this.#parts.item(ipText, options);
+  }
+
   /**
    * The crawler verdict on a user agent at an address whose security signals
    * are `signals` (what the lookup folds into `security` and `risk`); null when
    * the user agent claims no known crawler.
    */
-  crawlerVerdict?(
+  crawlerVerdict(
     signals: RiskSignals,
     userAgent: string | null | undefined,
-  ): CrawlerVerdict | null;
+  ): CrawlerVerdict | null {
+    return this.#parts.crawlerVerdict(signals, userAgent);
+  }
+
   /**
    * What an answer depends on of a user agent where it shows no part of it but
    * the crawler verdict: the claimed crawler, or "" (a cache key part); "" also
    * where the claim cannot change the answer (no crawler list installed and no `risk`).
    */
-  claimKey?(userAgent: string | null | undefined, options?: LookupOptions): string;
+  claimKey(userAgent: string | null | undefined, options: LookupOptions = NO_OPTIONS): string {
+    return this.#parts.claimKey(userAgent, options);
+  }
+
+  /**
+   * Runs `scan` (synchronous: lookups) with the record caches of the data set
+   * read but not filled (DataSet's withoutCacheFills): a streamed bulk answer's
+   * batches, whose addresses are mostly met once. Without it, lookups fill them.
+   */
+  withoutCacheFills<T>(scan: () => T): T {
+    return this.#parts.withoutCacheFills(scan);
+  }
 }
+
+/** What a lookup is made of: its closures over one data set's caches. */
+interface LookupParts {
+  find(ipText: string, options: LookupOptions): LookupResult;
+  detail(ipText: string, options: LookupOptions): LookupDetail;
+  item(ipText: string, options: LookupOptions): LookupResult | FailedItem;
+  crawlerVerdict(signals: RiskSignals, userAgent: string | null | undefined): CrawlerVerdict | null;
+  claimKey(userAgent: string | null | undefined, options: LookupOptions): string;
+  withoutCacheFills<T>(scan: () => T): T;
+}
+
+/** The options of a lookup given none (shared: the lookup only reads them). */
+const NO_OPTIONS: LookupOptions = Object.freeze({});
 
 /** One lookup's result and the parts of its sources that the result's layout folds away. */
 export interface LookupDetail {
@@ -162,13 +198,18 @@ const EMPTY_CURRENCY: Currency = sharedPart({
   hex_unicode: null,
 });
 
+/** The lookup over a data set (see lookupParts): `new Lookup(deps)`. */
+export function createLookup(deps: LookupDeps): Lookup {
+  return new Lookup(deps);
+}
+
 /**
- * Creates the lookup function over a data set. Derived facts are cached:
+ * The parts of the lookup over a data set. Derived facts are cached:
  * decoded records by data offset (in the reader), places per decoded record
  * and language, connections per ASN record, country facts per country, time
  * zone facts per zone and minute.
  */
-export function createLookup(deps: LookupDeps): Lookup {
+function lookupParts(deps: LookupDeps): LookupParts {
   const { data, now, parseUserAgent } = deps;
   const risk = deps.risk ?? data.risk;
   /** Streamed bulk scans running (withoutCacheFills): the front tables are read, not filled. */
@@ -330,44 +371,42 @@ export function createLookup(deps: LookupDeps): Lookup {
     return formatNetwork(ip, prefix);
   };
 
-  const lookup: Lookup = (ipText, options = {}) => lookupParsed(parseIp(ipText), options);
-  lookup.item = (ipText, options = {}) => {
-    const ip = parseIpOrReason(ipText);
-    if (typeof ip === "string") return invalidItem(ipText, ip);
-    return lookupOrMiss(ip, options) ?? notFoundItem(ipText, ip);
-  };
-  lookup.detail = (ipText, options = {}) => {
-    const ip = parseIp(ipText);
-    const seen: Seen = { city: null, signals: NO_SIGNALS };
-    const result = lookupParsed(ip, options, seen);
-    return { result, city: seen.city, network: networkOf(ip), signals: seen.signals };
-  };
-  lookup.crawlerVerdict = (signals, userAgent) =>
-    crawlerVerdict(signals, { userAgent, selection: RISK_SELECTION });
-  lookup.claimKey = (userAgent, options = {}) =>
-    userAgent && (crawlers.installed || options.selection?.risk)
-      ? claimKey(crawlers.claimOf(userAgent))
-      : "";
   const withoutCacheFills = data.withoutCacheFills;
-  if (withoutCacheFills) {
-    lookup.withoutCacheFills = (scan) => {
-      scanning++;
-      try {
-        return withoutCacheFills(scan);
-      } finally {
-        scanning--;
+  return {
+    find: (ipText, options) => lookupParsed(parseIp(ipText), options),
+    item: (ipText, options) => {
+      const ip = parseIpOrReason(ipText);
+      if (typeof ip === "string") return invalidItem(ipText, ip);
+      return lookupOrMiss(ip, options) ?? notFoundItem(ipText, ip);
+    },
+    detail: (ipText, options) => {
+      const ip = parseIp(ipText);
+      const seen: Seen = { city: null, signals: NO_SIGNALS };
+      const result = lookupParsed(ip, options, seen);
+      return { result, city: seen.city, network: networkOf(ip), signals: seen.signals };
+    },
+    crawlerVerdict: (signals, userAgent) =>
+      crawlerVerdict(signals, { userAgent, selection: RISK_SELECTION }),
+    claimKey: (userAgent, options) =>
+      userAgent && (crawlers.installed || options.selection?.risk)
+        ? claimKey(crawlers.claimOf(userAgent))
+        : "",
+    withoutCacheFills: withoutCacheFills
+      ? (scan) => {
+        scanning++;
+        try {
+          return withoutCacheFills(scan);
+        } finally {
+          scanning--;
+        }
       }
-    };
-  }
-  return lookup;
+      : (scan) => scan(),
+  };
 }
 
 /** The item of a line that is no address: InvalidIpError's status and message, without the error. */
 function invalidItem(input: string, reason: string): FailedItem {
-  return {
-    ip: capInput(input),
-    error: { status: STATUS_BY_CODE.invalid_ip, message: invalidIpMessage(input, reason) },
-  };
+  return failedItem(input, "invalid_ip", invalidIpMessage(input, reason));
 }
 
 /**
@@ -377,13 +416,7 @@ function invalidItem(input: string, reason: string): FailedItem {
 function notFoundItem(input: string, ip: ParsedIp): FailedItem {
   const range = reservedRangeName(ip);
   const base = `No data for IP address ${quoteInput(ip.address)}`;
-  return {
-    ip: capInput(input),
-    error: {
-      status: STATUS_BY_CODE.not_found,
-      message: range ? `${base}: it is in a ${range} range` : base,
-    },
-  };
+  return failedItem(input, "not_found", range ? `${base}: it is in a ${range} range` : base);
 }
 
 /** A selection naming `risk`: a claim is read even with no crawler list installed. */

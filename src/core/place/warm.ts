@@ -1,7 +1,7 @@
 /** Shared enrichment caches, filled at start-up so no request pays ICU's set-up cost. */
 
 import { countryCodes } from "./country.ts";
-import { type CountryEnricher, createCountryEnricher } from "./enricher.ts";
+import { type CountryEnricher, createCountryEnricher } from "./country_facts.ts";
 import { createTimeZoneCache, type TimeZoneLookup } from "./timezone.ts";
 
 /** The caches the lookup core enriches with. */

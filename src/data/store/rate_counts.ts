@@ -48,7 +48,7 @@ const PARALLEL = 4;
  * Tries of one chunk against other writers. Servers syncing the same shards retry in step; the
  * back-off doubles (at random, up to 64 ms) so they fall out of step: with a fixed small
  * back-off they stay in step and collide again, until a burst on two servers uses up its tries
- * and the sync fails (tests/service/access/rate_limiter_test.ts, "a concurrent burst").
+ * and the sync fails (tests/service/keys_limits/rate_limiter_test.ts, "a concurrent burst").
  */
 const MAX_ATTEMPTS = 30;
 /** How long a chunk retries a busy KV before the sync fails. */

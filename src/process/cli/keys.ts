@@ -1,7 +1,7 @@
 /** `ipintel keys create|list|set|revoke|rotate|delete`: manages API keys in the KV the server uses. */
 
-import { keyCallerId } from "../../service/access/access.ts";
-import { counterId, slidingUsage } from "../../service/access/rate_limiter.ts";
+import { keyCallerId } from "../../service/keys_limits/access_control.ts";
+import { counterId, slidingUsage } from "../../service/keys_limits/rate_limiter.ts";
 import { type Config, ConfigError, UsageError } from "../../base/config.ts";
 import {
   type ApiKeyRecord,

@@ -102,7 +102,7 @@ async function runLookup(
     if (ips.length > 1) {
       throw new UsageError("Give addresses as arguments or - for standard input, not both");
     }
-    const { lookup } = await openServed(streamConfig(config), lazyParts());
+    const { lookup: lookup } = await openServed(streamConfig(config), lazyParts());
     return await lookupStream(lookup, {
       format: format === "json" ? "ndjson" : format,
       selection,
@@ -114,12 +114,12 @@ async function runLookup(
   if (ips.length === 0) {
     throw new UsageError(`Missing argument\nUsage: ipintel lookup ${lookupCommand.usage}`);
   }
-  const { lookup } = await openServed(config, lazyParts());
+  const { lookup: lookup } = await openServed(config, lazyParts());
   const answers: Json[] = [];
   let failed = 0;
   for (const ip of ips) {
     try {
-      const result = lookup(ip, {
+      const result = lookup.find(ip, {
         userAgent: flags.ua ?? null,
         lang: flags.lang ?? null,
         selection,

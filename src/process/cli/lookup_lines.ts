@@ -30,7 +30,10 @@ export interface StreamLookupOptions {
 const PROGRESS_EVERY_MS = 250;
 
 /** Returns 0 when every line was answered (failed lines in place), 1 when a lookup met a corrupt record. */
-export async function lookupStream(lookup: Lookup, options: StreamLookupOptions): Promise<number> {
+export async function lookupStream(
+  lookup: Lookup,
+  options: StreamLookupOptions,
+): Promise<number> {
   const progress = options.progress === undefined ? terminalProgress() : options.progress;
   // Standard input is read one chunk ahead at most, and answered at once: it and standard
   // output are separate pipes, so neither ever waits on the other.

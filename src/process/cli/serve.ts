@@ -1,7 +1,7 @@
 /** `ipintel serve`: loads the data (building it on first run) and serves the HTTP API. */
 
 import { resolve } from "node:path";
-import { rateTableBuffer } from "../../service/access/rate_table.ts";
+import { rateTableBuffer } from "../../service/keys_limits/rate_table.ts";
 import { type Config, isEmbeddedData } from "../../base/config.ts";
 import { LogSink } from "../../service/ops/log_sink.ts";
 import { type Metrics, sharedCountsBuffer } from "../../service/ops/metrics.ts";

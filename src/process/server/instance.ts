@@ -10,7 +10,7 @@ import type { FetchHandler } from "../../service/http/env.ts";
 import { serveWithNodeHttp } from "../../service/http/node_server.ts";
 import { LogSink } from "../../service/ops/log_sink.ts";
 import type { SharedCounts } from "../../service/ops/metrics.ts";
-import { assertNotOpenByDefault, describeAccess, startAccess } from "./access.ts";
+import { assertNotOpenByDefault, describeAccess, startAccess } from "./keys_limits.ts";
 import { kvReadinessCheck, openKv } from "./kv.ts";
 import { createServer, type Server } from "./server.ts";
 import { readTlsPair, type TlsPair, watchTlsPair } from "./tls.ts";
@@ -38,7 +38,7 @@ export interface InstanceOptions {
   writeLog: (text: string) => void;
   /** Counts shared with the server's other workers. */
   sharedCounts?: SharedCounts;
-  /** The server's rate table (src/service/access/rate_table.ts), shared by all its isolates. */
+  /** The server's rate table (src/service/keys_limits/rate_table.ts), shared by all its isolates. */
   rateTable?: SharedArrayBuffer;
   /** Share the port with the other workers (Deno.serve's reusePort). */
   reusePort?: boolean;

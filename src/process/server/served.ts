@@ -4,7 +4,7 @@ import { resolve } from "node:path";
 import type { Config } from "../../base/config.ts";
 import { createEnrichment, type Enrichment, warmInBackground } from "../../core/place/warm.ts";
 import { createLookup } from "../../core/lookup/lookup.ts";
-import type { Served } from "../../service/http/env.ts";
+import { type Served, servedOf } from "../../service/http/env.ts";
 import {
   type DataSet,
   openDataSet,
@@ -37,7 +37,7 @@ export function servedFor(data: DataSet, shared: SharedParts): Served {
     parseUserAgent: shared.parseUserAgent,
     enrichment: shared.enrichment,
   });
-  return { data, lookup };
+  return servedOf(data, lookup);
 }
 
 /**

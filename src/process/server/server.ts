@@ -4,12 +4,17 @@
  * request ids, access log) as its outermost answer rule.
  */
 
-import type { AccessControl } from "../../service/access/access.ts";
+import type { AccessControl } from "../../service/keys_limits/access_control.ts";
 import { type Config, DEFAULT_ANSWER_CACHE_SIZE, VERSION } from "../../base/config.ts";
 import { createApp, ROUTE_LABELS } from "../../service/app/app.ts";
 import { AnswerCache } from "../../service/app/answer_cache.ts";
 import { createClientAddressResolver } from "../../service/http/client_address.ts";
-import type { FetchHandler, Served, ServedSlot } from "../../service/http/env.ts";
+import {
+  type FetchHandler,
+  type Served,
+  servedOf,
+  type ServedSlot,
+} from "../../service/http/env.ts";
 import { LineWriter } from "../../service/ops/access_log.ts";
 import { instrument } from "../../service/ops/instrument.ts";
 import { Metrics, type SharedCounts } from "../../service/ops/metrics.ts";
@@ -127,8 +132,7 @@ export function createServer(options: ServerOptions): Server {
     metrics,
     install(next) {
       const previous = slot.current;
-      const lookup = config.metrics ? metrics.countLookups(next.lookup) : next.lookup;
-      slot.current = { data: next.data, lookup };
+      slot.current = config.metrics ? servedOf(next.data, metrics.countLookups(next.lookup)) : next;
       metrics.retireDataSet(previous?.data ?? null);
     },
     dataVersion: () => slot.current?.data.version.id ?? null,

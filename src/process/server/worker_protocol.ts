@@ -11,7 +11,7 @@ export type ToWorker =
     /** The worker's slice of the shared metrics counts. */
     slice: number;
     counts: SharedArrayBuffer;
-    /** The server's rate table (src/service/access/rate_table.ts): every isolate counts in it. */
+    /** The server's rate table (src/service/keys_limits/rate_table.ts): every isolate counts in it. */
     rateTable: SharedArrayBuffer;
     /** The forward-auth decision counts (src/service/policy/counter.ts) and how many isolates share them. */
     policyCounts?: { buffer: SharedArrayBuffer; isolates: number };

@@ -8,6 +8,16 @@
  * headers, HEAD, the Host check; then, on a keyed route, the key; then the
  * handler. A handler's error is answered in the format the request asks for;
  * `notFound` answers the 404s, and the 405s of a known path (with its `Allow`).
+ *
+ * Adding a rule: write a factory in src/service/http/rules/ returning an
+ * `AnswerRule` (`before`: the error to answer instead, or null; `after`: a
+ * decoration of the answer, errors included), made once at start-up, and put
+ * it in `rules` below at its place in the order. Never `app.use`: a middleware
+ * registered there runs outside the rules (before the instrumentation's clock
+ * and request id, around no error answer of the rules, undecorated), and puts
+ * every request through Hono's composition, making a synchronous answer a
+ * promise (docs/design.md, "HTTP layer"). tests/service/http/rules_test.ts
+ * holds src/ free of middleware registrations.
  */
 
 import { Hono } from "hono";
@@ -37,7 +47,7 @@ import {
   routeLabels,
 } from "../http/route.ts";
 import { COMPAT_ROUTES } from "../compat/routes.ts";
-import type { AppDeps, AppTools } from "./tools.ts";
+import type { AppDeps, AppTools } from "./app_tools.ts";
 import { NATIVE_ROUTES } from "./routes.ts";
 
 export type { AppDeps, AppTools };
@@ -91,8 +101,9 @@ export function createApp(deps: AppDeps): App {
 
   // Routing on the path as sent (requestPath): a forged Host cannot move it.
   const app = new Hono<AppEnv>({ router: new RegExpRouter(), getPath: requestPath });
-  // The rules of every answer, around every handler: a refused Host and a handler's error
-  // are answered and decorated like any answer.
+  // The rules of every answer, around every handler, outermost first: a refused Host and a
+  // handler's error are answered and decorated like any answer. A new rule goes here (see the
+  // module's doc), never in an `app.use`.
   const rules = [
     ...(deps.instrumentation ? [deps.instrumentation.rule] : []),
     pinDataSet(deps.slot),

@@ -86,11 +86,11 @@ export const HTTP_BATCH_SIZE = 64;
 
 /**
  * Streams the answer to a body of addresses in `format` (see bodyFormat).
- * One unit is charged before a byte of the body is read (a caller with no
- * budget left gets its 429 at once) and pays for the first item; past that,
- * each item pays for itself, and a body that gives no item for
- * HTTP_MAX_GAP_BYTES is refused: every unit charged pays for a bounded
- * amount of parsing, whatever the body holds.
+ * One unit has been charged before a byte of the body is read (the answer
+ * path's charge: a caller with no budget left gets its 429 at once) and pays
+ * for the first item; past that, each item pays for itself, and a body that
+ * gives no item for HTTP_MAX_GAP_BYTES is refused: every unit charged pays
+ * for a bounded amount of parsing, whatever the body holds.
  */
 export async function streamBodyAnswer(
   c: AppContext,
@@ -99,8 +99,6 @@ export async function streamBodyAnswer(
   request: BulkStreamRequest,
   deps: BulkStreamDeps,
 ): Promise<Response> {
-  const refusal = await deps.charge(1);
-  if (refusal) throw refusal;
   const parser = inputParser(format);
   const input = body
     ? readInput(body, parser, { maxGapBytes: HTTP_MAX_GAP_BYTES })
@@ -109,14 +107,17 @@ export async function streamBodyAnswer(
   return await streamAnswer(c, input, userAgent, request, deps, 1);
 }
 
-/** Streams the answer to a list already in memory (a long `GET /bulk/{list}`). */
+/**
+ * Streams the answer to a list already in memory (a long `GET /bulk/{list}`):
+ * its first unit charged by the answer path, each further item paying for itself.
+ */
 export function streamListAnswer(
   c: AppContext,
   items: string[],
   request: BulkStreamRequest,
   deps: BulkStreamDeps,
 ): Promise<Response> {
-  return streamAnswer(c, listInput(items), () => request.userAgent, request, deps, 0);
+  return streamAnswer(c, listInput(items), () => request.userAgent, request, deps, 1);
 }
 
 /** `prepaid`: units charged before the stream began, spent by its first items. */

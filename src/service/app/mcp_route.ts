@@ -15,7 +15,7 @@ import { readBoundedBody, requireJsonContentType } from "../http/body.ts";
 import { bodyStream, FORMAT_HEADERS } from "../http/env.ts";
 import type { Handler } from "../http/route.ts";
 import { statusData } from "./status_route.ts";
-import type { AppTools } from "./tools.ts";
+import type { AppTools } from "./app_tools.ts";
 
 /** The handler of `POST /mcp`. */
 export function mcpHandler(tools: AppTools): Handler {

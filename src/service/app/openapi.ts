@@ -290,8 +290,11 @@ const ok = (description: string, schema: string) => ({
   content: formats(schema),
 });
 
-/** Any of the three, or none where keys are optional or off (IPINTEL_AUTH). */
-const security = [{ apiKeyHeader: [] }, { bearer: [] }, { apiKeyQuery: [] }, {}];
+/**
+ * A keyed route's `security` (`access: "key"`): any of the three, or none where keys are
+ * optional or off (IPINTEL_AUTH). openApiDocument gives it to every operation of such a route.
+ */
+export const KEY_SECURITY = [{ apiKeyHeader: [] }, { bearer: [] }, { apiKeyQuery: [] }, {}];
 
 /** The OpenAPI operations of `/ip/{ip}`. */
 export const IP_DOC = {
@@ -299,7 +302,6 @@ export const IP_DOC = {
   get: {
     summary: "Look up one IPv4 or IPv6 address",
     parameters: queryParameters,
-    security,
     requestBody: {
       required: false,
       description:
@@ -317,7 +319,6 @@ export const IP_DOC = {
     description:
       'The way to send a user agent in a body on every server: `{"userAgent": "..."}`. Same answer as the GET.',
     parameters: queryParameters,
-    security,
     requestBody: {
       required: true,
       content: { "application/json": { schema: userAgentBodySchema } },
@@ -370,7 +371,6 @@ export const ME_DOC = {
     description:
       "The TCP peer; the configured forwarding header only from configured trusted proxies.",
     parameters: queryParameters,
-    security,
     responses: {
       "200": ok("The lookup result", "Envelope"),
       "404": errorResponse("No data for the caller's address"),
@@ -385,7 +385,6 @@ export const AUTH_DOC = {
     summary: "Forward-auth: the caller's address judged by the IPINTEL_POLICY policy",
     description:
       "For a reverse proxy (nginx auth_request, Caddy forward_auth, Traefik forwardAuth): the caller is read as on /me, and its User-Agent for a crawler's claim (the policy's crawler and fake-crawler tags). 204 allows, 403 denies; the headers say why. One rate-limit unit per decision. See docs/forward-auth.md.",
-    security,
     responses: {
       "204": {
         description: "Allowed (by an allow or report rule, or the default)",
@@ -431,7 +430,6 @@ export const BULK_LIST_DOC = {
       { name: "ip_list", in: "path", required: true, schema: { type: "string" } },
       ...bulkQueryParameters,
     ],
-    security,
     responses: {
       "200": {
         ...ok("One item per address", "BulkEnvelope"),
@@ -449,7 +447,6 @@ export const BULK_DOC = {
     description:
       "The body is read as the answer is written, in input order, each item charged one rate-limit unit as the stream goes. When the budget runs out (or the body turns out malformed) after the first answers, the stream ends with the final record `incomplete`; before them, the status says it (429, 400). CSV always has the `error.status` and `error.message` columns.",
     parameters: bulkQueryParameters,
-    security,
     requestBody: {
       required: true,
       content: {
@@ -555,7 +552,6 @@ export const MCP_DOC = {
       "The Model Context Protocol server for AI assistants (Streamable HTTP, stateless, JSON answers): tools lookup_ip, lookup_many, explain_risk, asn, policy_decision, data_status",
     description:
       "A JSON-RPC 2.0 message, or a batch of up to 32, in; the answers out (docs/mcp.md). The API's keys and limits: a key with no unit left is refused (429) before the body is read; each tool call is charged as it would be alone, one unit per address it looks up, and a call over the limit is a tool error with the API's message. The body is at most 1 MiB (413). 404 with IPINTEL_MCP=false.",
-    security,
     requestBody: {
       required: true,
       content: { "application/json": { schema: { type: "object" } } },
@@ -584,7 +580,35 @@ export const MCP_DOC = {
 };
 
 /** The OpenAPI operations of `/asn/{n}` (src/core/asn/openapi.ts). */
-export const ASN_DOC = asnPathItem({ security, rateLimitHeaders });
+export const ASN_DOC = asnPathItem({ rateLimitHeaders });
+
+/**
+ * A route's path item: its operations, each with the `security` its `access` says (a keyed
+ * route: KEY_SECURITY, before the request body and responses; a compatible API's own
+ * credentials are in its doc; an open route has none).
+ */
+function pathItem(route: Route): Route["doc"] {
+  if (route.access !== "key") return route.doc;
+  const item: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(route.doc)) {
+    item[key] = OPERATIONS.has(key) ? withSecurity(value as Record<string, unknown>) : value;
+  }
+  return item;
+}
+
+const OPERATIONS = new Set(["get", "put", "post", "delete", "options", "head", "patch", "trace"]);
+
+function withSecurity(operation: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(operation)) {
+    if ((key === "requestBody" || key === "responses") && !("security" in out)) {
+      out.security = KEY_SECURITY;
+    }
+    out[key] = value;
+  }
+  out.security ??= KEY_SECURITY;
+  return out;
+}
 
 /**
  * The document served at `/openapi.json`: its `paths` are the routes'
@@ -600,7 +624,7 @@ export function openApiDocument(routes: readonly Route[]) {
         "Self-hosted IP intelligence: geolocation, time zone, currency, network, user agent and security. Every GET also answers HEAD (same headers, no body). A method a path does not serve (PUT, TRACE, POST /me, …) is answered 405 with an Allow header listing those it does.",
       license: { name: "MIT", identifier: "MIT" },
     },
-    paths: Object.fromEntries(routes.map((route) => [route.path, route.doc])),
+    paths: Object.fromEntries(routes.map((route) => [route.path, pathItem(route)])),
     components: {
       schemas,
       securitySchemes: {

@@ -5,25 +5,30 @@
  * key, answers its OPTIONS and 405s, counts and documents it.
  */
 
-import { bearerMatches } from "../access/credentials.ts";
+import { bearerMatches } from "../keys_limits/credentials.ts";
 import { splitBulkList } from "../bulk/items.ts";
-import { lookupItem } from "../bulk/batches.ts";
+import { lookupItem } from "../../core/lookup/item.ts";
 import { parseAsnSelection } from "../../core/asn/layout.ts";
 import { asnCost, parseAsnFormat } from "../../core/asn/view.ts";
 import { parseAt } from "../../data/history/at.ts";
 import { AppError, BadRequestError } from "../../base/errors.ts";
-import { type FieldSelection, renderError, renderLookup } from "../../core/format/mod.ts";
+import { renderError, renderLookup } from "../../core/format/mod.ts";
 import { METRICS_CONTENT_TYPE } from "../../core/format/render.ts";
 import { streamFormat } from "../../core/format/incremental.ts";
 import type { DataSet } from "../../data/sources/data_set.ts";
-import type { Lookup } from "../../core/lookup/lookup.ts";
 import { redactUrl, sourceOrigin } from "../../data/sources/redact_url.ts";
 import type { Json } from "../../base/types.ts";
 import { acceptsHtml, type SiteAnswer } from "../web/site.ts";
-import { type AppContext, bodyStream, FORMAT_HEADERS } from "../http/env.ts";
+import { type AppContext, bodyStream, FORMAT_HEADERS, type Served } from "../http/env.ts";
 import { type LookupRequest, readLookupQuery, readLookupRequest } from "../http/lookup_request.ts";
-import type { Route } from "../http/route.ts";
-import { bodyFormat, streamBodyAnswer, streamListAnswer } from "./bulk_answer.ts";
+import type { Handler, Route } from "../http/route.ts";
+import { answerPath } from "../http/answer_path.ts";
+import {
+  bodyFormat,
+  type BulkStreamRequest,
+  streamBodyAnswer,
+  streamListAnswer,
+} from "./bulk_answer.ts";
 import {
   ASN_DOC,
   ASSETS_DOC,
@@ -41,106 +46,77 @@ import {
   READY_DOC,
   STATUS_DOC,
 } from "./openapi.ts";
+import { answerKey, answerSecond } from "./answer_key.ts";
 import { mcpHandler } from "./mcp_route.ts";
 import { statusRoute } from "./status_route.ts";
-import type { AppTools } from "./tools.ts";
+import type { AppTools } from "./app_tools.ts";
 
 /**
- * A lookup: the addresses (null: the caller's own), the parameters (400),
- * then one unit per address charged (a list all or nothing; 429), then the
- * answer. Synchronous unless a JSON body is read or the charge waits for the
+ * The answer path of one address (`/ip/{ip}`, `/me`, `/`), in answerPath's order: the parameters
+ * (400), one unit charged (429), the data (503), then the answer. `address` is the address asked
+ * for (null: the caller's own). Synchronous unless a JSON body is read or the charge waits for the
  * shared count: a GET answered at once makes no promise (bench/middleware_bench.ts).
  */
-function lookupAnswer(tools: AppTools, c: AppContext, ips: string | string[] | null) {
-  const addresses = ips ?? tools.client(c);
-  const p = readLookupRequest(c);
-  return p instanceof Promise
-    ? p.then((p) => chargeAndAnswer(tools, c, addresses, p))
-    : chargeAndAnswer(tools, c, addresses, p);
+function addressPath(
+  tools: AppTools,
+  address: ((c: AppContext) => string) | null,
+  identify?: (c: AppContext) => void,
+): Handler {
+  return answerPath<LookupRequest>(tools, {
+    identify,
+    // The address is read like any parameter: a missing one, or a malformed forwarding header
+    // from a trusted proxy (the caller's address, resolved once), is a 400 before the charge.
+    read: address === null
+      ? (c) => {
+        tools.client(c);
+        return readLookupRequest(c);
+      }
+      : (c) => {
+        address(c);
+        return readLookupRequest(c);
+      },
+    cost: oneUnit,
+    answer: address === null
+      ? (c, p, served) => lookupAnswer(tools, c, tools.client(c), p, served)
+      : (c, p, served) => lookupAnswer(tools, c, address(c), p, served),
+  });
 }
 
-function chargeAndAnswer(
+const oneUnit = () => 1;
+
+function lookupAnswer(
   tools: AppTools,
   c: AppContext,
   addresses: string | string[],
   p: LookupRequest,
+  served: Served,
 ) {
-  if (typeof addresses !== "string" && addresses.length === 0) {
-    throw new BadRequestError("Empty bulk list: give at least one IP address");
-  }
-  const cost = typeof addresses === "string" ? 1 : addresses.length;
-  const refusal = tools.admission.charge(c, c.get("caller"), cost);
-  return refusal instanceof Promise
-    ? refusal.then((refusal) => answer(tools, c, addresses, p, refusal))
-    : answer(tools, c, addresses, p, refusal);
-}
-
-function answer(
-  tools: AppTools,
-  c: AppContext,
-  addresses: string | string[],
-  p: LookupRequest,
-  refusal: AppError | null,
-) {
-  if (refusal) throw refusal;
   // One data set for a whole list, even if a reload swaps it meanwhile.
-  const served = tools.served(c);
-  const find = served.lookup;
+  const lookup = served.lookup;
   const cache = tools.answerCache;
   if (cache !== null && typeof addresses === "string") {
     // A repeat answer is the same text: made once, then served from the cache (answer_cache.ts).
-    const key = answerKey(addresses, p, find);
-    const second = showsTime(p.selection) ? Math.floor(Date.now() / 1000) : null;
+    const key = answerKey(addresses, p, lookup);
+    const second = answerSecond(p.selection, Date.now());
     let body = cache.get(served, key, second);
     if (body === undefined) {
-      body = renderLookup(find(addresses, p), p.selection, p.format);
+      body = renderLookup(lookup.find(addresses, p), p.selection, p.format);
       cache.set(served, key, body, second);
     }
     return c.body(body, 200, FORMAT_HEADERS[p.format]);
   }
   const data = typeof addresses === "string"
-    ? find(addresses, p)
-    : addresses.map((ip) => lookupItem(ip, p, find));
+    ? lookup.find(addresses, p)
+    : addresses.map((ip) => lookupItem(lookup, ip, p));
   return c.body(renderLookup(data, p.selection, p.format), 200, FORMAT_HEADERS[p.format]);
 }
 
-/**
- * What an answer's text depends on besides the data set: the address and the request's
- * parameters; of the user agent, the whole string where `userAgent` shows, else only the
- * crawler it claims (the crawler verdict is in `security` and `risk`): the answers of
- * many browsers are one.
- */
-function answerKey(address: string, p: LookupRequest, find: Lookup): string {
-  const selection = p.selection === null ? "*" : p.selection.names.join(",");
-  const userAgent = showsUserAgent(p.selection)
-    ? p.userAgent ?? ""
-    : showsVerdict(p.selection)
-    ? `claim:${find.claimKey?.(p.userAgent, p) ?? p.userAgent ?? ""}`
-    : "";
-  return `${p.format}\n${p.lang ?? ""}\n${
-    p.at?.getTime() ?? ""
-  }\n${selection}\n${userAgent}\n${address}`;
+/** The address of `/ip/{ip}`; a 400 when it is missing. */
+function ipParam(c: AppContext): string {
+  const ip = c.req.param("ip");
+  if (!ip) throw new BadRequestError("Missing IP address: use /ip/{ip}");
+  return ip;
 }
-
-/**
- * Whether the answer shows the time zone (its `current_time` changes every second), by a
- * path or a bare name (`current_time`).
- */
-const showsTime = (selection: FieldSelection | null) => selection === null || selection.timezone;
-
-/**
- * Whether the answer shows the crawler verdict: `isThreat` (a fake is medium) or `risk`
- * (its `crawler` and `reason`), by the group, a path or a bare name.
- */
-const showsVerdict = (selection: FieldSelection | null) =>
-  selection === null || selection.risk ||
-  selection.names.some((name) =>
-    name === "security" || name === "isThreat" || name === "security.isThreat"
-  );
-
-/** Whether the answer shows the parsed user agent, by a path or a bare name (`browser`). */
-const showsUserAgent = (selection: FieldSelection | null) =>
-  selection === null || selection.userAgent;
 
 const siteResponse = (c: AppContext, answer: SiteAnswer) =>
   answer.body === null
@@ -153,18 +129,14 @@ export const NATIVE_ROUTES: readonly Route<AppTools>[] = [
     methods: ["GET", "POST"],
     access: "key",
     doc: IP_DOC,
-    handler: (tools) => (c) => {
-      const ip = c.req.param("ip");
-      if (!ip) throw new BadRequestError("Missing IP address: use /ip/{ip}");
-      return lookupAnswer(tools, c, ip);
-    },
+    handler: (tools) => addressPath(tools, ipParam),
   },
   {
     path: "/me",
     methods: ["GET"],
     access: "key",
     doc: ME_DOC,
-    handler: (tools) => (c) => lookupAnswer(tools, c, null),
+    handler: (tools) => addressPath(tools, null),
   },
   {
     // Forward-auth: the caller (as /me reads it) and its User-Agent (a crawler's claim) judged
@@ -173,17 +145,20 @@ export const NATIVE_ROUTES: readonly Route<AppTools>[] = [
     methods: ["GET"],
     access: "key",
     doc: AUTH_DOC,
-    handler: (tools) => async (c) => {
-      const gate = tools.deps.policy;
-      if (!gate) throw new AppError("not_found", NO_POLICY_MESSAGE);
-      const address = tools.client(c);
-      const served = tools.served(c); // 503 while loading, before a unit is charged
-      const refusal = await tools.admission.charge(c, c.get("caller"), 1);
-      if (refusal) throw refusal;
-      // A Response of its own (made once per distinct answer, then cloned): building
-      // its several headers costs more than the decision.
-      return gate.respond(served, address, c.req.raw.headers.get("user-agent"));
-    },
+    handler: (tools) =>
+      answerPath(tools, {
+        read: (c) => {
+          const gate = tools.deps.policy;
+          if (!gate) throw new AppError("not_found", NO_POLICY_MESSAGE);
+          tools.client(c); // the caller's address (resolved once): a bad forwarding header is a 400
+          return gate;
+        },
+        cost: oneUnit,
+        // A Response of its own (made once per distinct answer, then cloned): building
+        // its several headers costs more than the decision.
+        answer: (c, gate, served) =>
+          gate.respond(served, tools.client(c), c.req.raw.headers.get("user-agent")),
+      }),
   },
   {
     // Up to IPINTEL_BULK_MAX addresses answered whole; a longer list, or NDJSON, streamed.
@@ -191,17 +166,37 @@ export const NATIVE_ROUTES: readonly Route<AppTools>[] = [
     methods: ["GET"],
     access: "key",
     doc: BULK_LIST_DOC,
-    handler: (tools) => (c) => {
-      const list = c.req.param("ip_list");
-      if (!list) {
-        throw new BadRequestError("Empty bulk list: use /bulk/{ip},{ip},... or POST /bulk");
-      }
-      const ips = splitBulkList(list);
-      const format = streamFormat(c.req.query("format"), c.req.header("accept") ?? null);
-      if (format !== "ndjson" && ips.length <= tools.bulkMax) return lookupAnswer(tools, c, ips);
-      const p = readLookupQuery(c);
-      return streamListAnswer(c, ips, { ...p, format }, tools.streamDeps(c));
-    },
+    handler: (tools) =>
+      answerPath(tools, {
+        read: (c) => {
+          const list = c.req.param("ip_list");
+          if (!list) {
+            throw new BadRequestError("Empty bulk list: use /bulk/{ip},{ip},... or POST /bulk");
+          }
+          const ips = splitBulkList(list);
+          const format = streamFormat(c.req.query("format"), c.req.header("accept") ?? null);
+          const whole = format !== "ndjson" && ips.length <= tools.bulkMax;
+          const checked = <R>(request: R) => {
+            if (ips.length === 0) {
+              throw new BadRequestError("Empty bulk list: give at least one IP address");
+            }
+            return { ips, whole, request };
+          };
+          if (!whole) {
+            return checked<LookupRequest | BulkStreamRequest>({ ...readLookupQuery(c), format });
+          }
+          const p = readLookupRequest(c);
+          return p instanceof Promise
+            ? p.then(checked<LookupRequest | BulkStreamRequest>)
+            : checked<LookupRequest | BulkStreamRequest>(p);
+        },
+        // A whole answer, all or nothing; a stream, its first unit (each item pays for itself).
+        cost: ({ ips, whole }) => whole ? ips.length : 1,
+        answer: (c, { ips, whole, request }, served) =>
+          whole
+            ? lookupAnswer(tools, c, ips, request as LookupRequest, served)
+            : streamListAnswer(c, ips, request as BulkStreamRequest, tools.streamDeps(c)),
+      }),
   },
   {
     // A body of any length, read as the answer is written (bulk_answer.ts).
@@ -209,12 +204,20 @@ export const NATIVE_ROUTES: readonly Route<AppTools>[] = [
     methods: ["POST"],
     access: "key",
     doc: BULK_DOC,
-    handler: (tools) => (c) => {
-      const p = readLookupQuery(c);
-      const format = streamFormat(c.req.query("format"), c.req.header("accept") ?? null);
-      const input = bodyFormat(c.req.raw.headers);
-      return streamBodyAnswer(c, bodyStream(c), input, { ...p, format }, tools.streamDeps(c));
-    },
+    handler: (tools) =>
+      answerPath(tools, {
+        read: (c) => ({
+          request: {
+            ...readLookupQuery(c),
+            format: streamFormat(c.req.query("format"), c.req.header("accept") ?? null),
+          },
+          input: bodyFormat(c.req.raw.headers),
+        }),
+        // The first unit, before a byte of the body is read; each further item pays for itself.
+        cost: oneUnit,
+        answer: (c, { request, input }) =>
+          streamBodyAnswer(c, bodyStream(c), input, request, tools.streamDeps(c)),
+      }),
   },
   {
     // An AS: parameters (400), one unit charged (429), the AS found (400/404 for the number),
@@ -223,27 +226,27 @@ export const NATIVE_ROUTES: readonly Route<AppTools>[] = [
     methods: ["GET"],
     access: "key",
     doc: ASN_DOC,
-    handler: (tools) => {
-      const { asnView } = tools;
-      return async (c) => {
-        const format = parseAsnFormat(c.req.query("format"));
-        const selection = parseAsnSelection(c.req.query("get"));
-        // Checked as on /ip (a malformed time is a 400); the lists are always today's here.
-        parseAt(c.req.query("at"));
-        const caller = c.get("caller");
-        const refusal = await tools.admission.charge(c, caller, 1);
-        if (refusal) throw refusal;
-        const n = c.req.param("n") ?? "";
-        const data = tools.served(c).data;
-        const rest = asnCost(await asnView.prefixes(n, data, selection)) - 1;
-        if (rest > 0) {
-          const more = await tools.admission.charge(c, caller, rest);
-          if (more) throw more;
-        }
-        const answer = await asnView.answer(n, data, selection, format);
-        return c.body(answer.body, 200, FORMAT_HEADERS[format]);
-      };
-    },
+    handler: (tools) =>
+      answerPath(tools, {
+        read: (c) => {
+          const format = parseAsnFormat(c.req.query("format"));
+          const selection = parseAsnSelection(c.req.query("get"));
+          // Checked as on /ip (a malformed time is a 400); the lists are always today's here.
+          parseAt(c.req.query("at"));
+          return { n: c.req.param("n") ?? "", format, selection };
+        },
+        cost: oneUnit,
+        answer: async (c, { n, format, selection }, served) => {
+          const { asnView } = tools;
+          const rest = asnCost(await asnView.prefixes(n, served.data, selection)) - 1;
+          if (rest > 0) {
+            const more = await tools.admission.charge(c, c.get("caller"), rest);
+            if (more) throw more;
+          }
+          const answer = await asnView.answer(n, served.data, selection, format);
+          return c.body(answer.body, 200, FORMAT_HEADERS[format]);
+        },
+      }),
   },
   {
     // The lookup page for a browser, /me for everyone else (as ifconfig.co does).
@@ -251,13 +254,16 @@ export const NATIVE_ROUTES: readonly Route<AppTools>[] = [
     methods: ["GET"],
     access: "open",
     doc: PAGE_DOC,
-    handler: (tools) => (c) => {
-      c.header("vary", "Accept");
-      if (tools.site && acceptsHtml(c.req.header("accept") ?? null)) {
-        return siteResponse(c, tools.site.page(c.req.raw));
-      }
-      c.set("caller", tools.admission.identifyByKey(c));
-      return lookupAnswer(tools, c, null);
+    handler: (tools) => {
+      // Everyone else gets /me: the key read here (the route is open to browsers).
+      const me = addressPath(tools, null, (c) => c.set("caller", tools.admission.identifyByKey(c)));
+      return (c) => {
+        c.header("vary", "Accept");
+        if (tools.site && acceptsHtml(c.req.header("accept") ?? null)) {
+          return siteResponse(c, tools.site.page(c.req.raw));
+        }
+        return me(c);
+      };
     },
   },
   {

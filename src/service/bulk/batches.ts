@@ -29,6 +29,7 @@ import {
   STATUS_BY_CODE,
 } from "../../base/errors.ts";
 import type { Lookup, LookupOptions } from "../../core/lookup/lookup.ts";
+import { lookupItem as coreLookupItem } from "../../core/lookup/item.ts";
 import type { BulkItem, BulkStop } from "../../base/types.ts";
 import type { BulkInput, InputProgress } from "./input.ts";
 
@@ -147,7 +148,7 @@ export async function* answerBulk(
               : lookupItem(batch[i]!, lookupOptions!, options.lookup);
           }
         };
-        if (options.fillCaches === false && options.lookup.withoutCacheFills) {
+        if (options.fillCaches === false) {
           options.lookup.withoutCacheFills(lookUp);
         } else lookUp();
         if (granted > 0) {
@@ -220,25 +221,16 @@ function whenIdle(lastMoved: () => number, idleMs: number, then: () => void): ()
 /**
  * One bulk item: a result, or the failure in place (an invalid address, one
  * without data, an input line that is not an address); other errors (a bad
- * `lang`, a corrupt record) are thrown: they fail the whole call.
+ * `lang`, a corrupt record) are thrown: they fail the whole call. An address
+ * is looked up by the core's one item lookup (src/core/lookup/item.ts).
  */
-export function lookupItem(item: BulkInput, options: LookupOptions, lookup: Lookup): BulkItem {
+export function lookupItem(
+  item: BulkInput,
+  options: LookupOptions,
+  lookup: Lookup,
+): BulkItem {
   if (typeof item !== "string") return item;
-  if (lookup.item) return lookup.item(item, options); // the same items, without throwing
-  try {
-    return lookup(item, options);
-  } catch (error) {
-    if (
-      error instanceof AppError && (error.code === "invalid_ip" || error.code === "not_found")
-    ) {
-      // The input as given, capped: an item never grows with the request.
-      return {
-        ip: capInput(item),
-        error: { status: STATUS_BY_CODE[error.code], message: error.message },
-      };
-    }
-    throw error;
-  }
+  return coreLookupItem(lookup, item, options);
 }
 
 /** lookupItem, with unexpected failures in place too (errors of the request itself still throw). */

@@ -7,7 +7,7 @@
  * a failed query is `status: "fail"` with ip-api's messages.
  */
 
-import type { RateDecision } from "../access/rate_limiter.ts";
+import type { RateDecision } from "../keys_limits/rate_limiter.ts";
 import {
   type AppError,
   BadRequestError,
@@ -19,11 +19,10 @@ import { CONTENT_TYPES } from "../../core/format/render.ts";
 import type { Lookup } from "../../core/lookup/lookup.ts";
 import { anonymizerFlags } from "../../data/risk/security.ts";
 import type { Json } from "../../base/types.ts";
-import type { AppContext } from "../http/env.ts";
-import type { Route, RouteTools } from "../http/route.ts";
+import type { AppContext, Served } from "../http/env.ts";
+import type { Route } from "../http/route.ts";
 import {
-  authenticate,
-  charge,
+  decisionOf,
   ownKeyHeader,
   readJson,
   type VendorAnswer,
@@ -32,7 +31,7 @@ import {
 import { IPAPI_BATCH_MAX, IPAPI_FIELDS } from "./fields.ts";
 import { IPAPI_BATCH_DOC, IPAPI_IP_DOC, IPAPI_ME_DOC } from "./openapi.ts";
 
-import { BEARER_CHALLENGE, bearerToken } from "../access/credentials.ts";
+import { BEARER_CHALLENGE, bearerToken } from "../keys_limits/credentials.ts";
 
 const JSON_TYPE = CONTENT_TYPES.json;
 
@@ -179,25 +178,29 @@ function keyOf(c: AppContext): string | null {
 }
 
 /** `lang` when the City database carries it; ip-api answers English for any other. */
-function langOf(value: unknown, tools: RouteTools, c: AppContext): string | null {
+function langOf(value: unknown, served: Served): string | null {
   if (typeof value !== "string") return null;
-  return tools.served(c).data.city?.metadata.languages.includes(value) ? value : null;
+  return served.data.city?.metadata.languages.includes(value) ? value : null;
 }
 
-async function single(c: AppContext, tools: RouteTools, query: string | null) {
-  authenticate(tools, c, keyOf(c));
-  const decision = await charge(tools, c, 1);
+/** The parameters of `/json/{ip}` and `/json`: the address (the caller's on `/json`), the fields. */
+interface SingleQuery {
+  query: string;
+  fields: ReadonlySet<string>;
+}
+
+function single(c: AppContext, { query, fields }: SingleQuery, served: Served) {
   const body = ipapiBody(
-    tools.served(c).lookup,
-    query ?? tools.client(c),
-    parseIpApiFields(c.req.query("fields")),
-    langOf(c.req.query("lang"), tools, c),
+    served.lookup,
+    query,
+    fields,
+    langOf(c.req.query("lang"), served),
   );
   return {
     status: 200,
     contentType: JSON_TYPE,
     body: JSON.stringify(body),
-    headers: rateHeaders(decision),
+    headers: rateHeaders(decisionOf(c)),
   };
 }
 
@@ -233,32 +236,41 @@ const IPAPI_FAMILY = "/json/{ip}";
 
 export const IPAPI_ROUTES: readonly Route[] = [
   // `/json` and `/json/`: the caller.
-  vendorRoute({
+  vendorRoute<SingleQuery>({
     method: "GET",
     path: "/json",
     family: IPAPI_FAMILY,
     empty: true,
     doc: IPAPI_ME_DOC,
     error: ipapiError,
-    handle: (c, tools) => single(c, tools, null),
+    key: keyOf,
+    read: (c, tools) => ({
+      query: tools.client(c),
+      fields: parseIpApiFields(c.req.query("fields")),
+    }),
+    cost: () => 1,
+    answer: single,
   }),
-  vendorRoute({
+  vendorRoute<SingleQuery>({
     method: "GET",
     path: "/json/{ip}",
     family: IPAPI_FAMILY,
     empty: false,
     doc: IPAPI_IP_DOC,
     error: ipapiError,
-    handle: (c, tools) => single(c, tools, c.req.param("ip")!),
+    key: keyOf,
+    read: (c) => ({ query: c.req.param("ip")!, fields: parseIpApiFields(c.req.query("fields")) }),
+    cost: () => 1,
+    answer: single,
   }),
-  vendorRoute({
+  vendorRoute<BatchItem[]>({
     method: "POST",
     path: "/batch",
     family: "/batch",
     doc: IPAPI_BATCH_DOC,
     error: ipapiError,
-    async handle(c, tools) {
-      authenticate(tools, c, keyOf(c));
+    key: keyOf,
+    async read(c) {
       // ip-api reads the body as JSON whatever its Content-Type (`curl -d` sends a form type).
       const body = await readJson(c, IPAPI_BATCH_MAX * 256, { anyContentType: true });
       const items = batchItems(body);
@@ -267,23 +279,25 @@ export const IPAPI_ROUTES: readonly Route[] = [
           `Batch of ${items.length} queries: give 1 to ${IPAPI_BATCH_MAX}, as ip-api allows`,
         );
       }
-      const decision = await charge(tools, c, items.length);
-      const { lookup } = tools.served(c);
+      return items;
+    },
+    cost: (items) => items.length,
+    answer(c, items, served) {
       const fields = c.req.query("fields");
       const lang = c.req.query("lang");
       const answers = items.map((item) =>
         ipapiBody(
-          lookup,
+          served.lookup,
           item.query,
           parseIpApiFields(item.fields ?? fields),
-          langOf(item.lang ?? lang, tools, c),
+          langOf(item.lang ?? lang, served),
         )
       );
       return {
         status: 200,
         contentType: JSON_TYPE,
         body: JSON.stringify(answers),
-        headers: rateHeaders(decision),
+        headers: rateHeaders(decisionOf(c)),
       };
     },
   }),

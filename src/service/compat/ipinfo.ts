@@ -22,18 +22,11 @@ import type { Lookup } from "../../core/lookup/lookup.ts";
 import { anonymizerFlags } from "../../data/risk/security.ts";
 import type { Json } from "../../base/types.ts";
 import type { AppContext } from "../http/env.ts";
-import type { Route, RouteTools } from "../http/route.ts";
-import {
-  authenticate,
-  charge,
-  ownKeyHeader,
-  readJson,
-  type VendorAnswer,
-  vendorRoute,
-} from "./vendor_route.ts";
+import type { Route } from "../http/route.ts";
+import { ownKeyHeader, readJson, type VendorAnswer, vendorRoute } from "./vendor_route.ts";
 import { IPINFO_FIELDS } from "./fields.ts";
 import { IPINFO_BATCH_DOC, IPINFO_FIELD_DOC, IPINFO_IP_DOC, IPINFO_ME_DOC } from "./openapi.ts";
-import { basicCredentials, bearerToken } from "../access/credentials.ts";
+import { basicCredentials, bearerToken } from "../keys_limits/credentials.ts";
 
 const JSON_TYPE = CONTENT_TYPES.json;
 const TEXT_TYPE = "text/plain; charset=utf-8";
@@ -135,19 +128,18 @@ function keyOf(c: AppContext): string | null {
     c.req.query("apiKey") ?? null;
 }
 
-/** Charges `cost` to the authenticated caller; the lookup to answer with. */
-async function admit(tools: RouteTools, c: AppContext, cost: number) {
-  await charge(tools, c, cost);
-  return tools.served(c).lookup;
-}
-
-/** One path's answer value: the body, or one field of it (undefined: the field is unknown). */
-function answerPath(lookup: Lookup, ip: string, field: string | null): Json | undefined {
+/** A field ipinfo answers, `json`, or none; a 400 naming the field otherwise. */
+function checkField(field: string | null): void {
   if (field !== null && field !== "json" && !FIELD_SET.has(field)) {
     throw new BadRequestError(
       `Unknown field ${quoteInput(field)}: ipintel answers ${IPINFO_FIELDS.join(", ")} or json`,
     );
   }
+}
+
+/** One path's answer value: the body, or one field of it (undefined: the field is unknown). */
+function answerPath(lookup: Lookup, ip: string, field: string | null): Json | undefined {
+  checkField(field);
   const body = ipinfoBody(lookup, ip);
   return field === null || field === "json" ? body : body[field];
 }
@@ -174,12 +166,14 @@ function getRoute(
     ...match,
     doc,
     error: ipinfoError,
-    async handle(c, tools) {
-      authenticate(tools, c, keyOf(c));
-      const lookup = await admit(tools, c, 1);
+    key: keyOf,
+    read: (c, tools) => {
       const [ip, field] = resolve(c);
-      return single(answerPath(lookup, ip ?? tools.client(c), field), field);
+      checkField(field);
+      return { ip: ip ?? tools.client(c), field };
     },
+    cost: () => 1,
+    answer: (_, { ip, field }, served) => single(answerPath(served.lookup, ip, field), field),
   });
 }
 
@@ -207,8 +201,8 @@ export const IPINFO_ROUTES: readonly Route[] = [
     family: IPINFO_FAMILY,
     doc: IPINFO_BATCH_DOC,
     error: ipinfoError,
-    async handle(c, tools) {
-      authenticate(tools, c, keyOf(c));
+    key: keyOf,
+    async read(c, tools) {
       const paths = await readJson(c, 1024 + tools.bulkMax * 80);
       if (!Array.isArray(paths) || paths.some((p) => typeof p !== "string")) {
         throw new BadRequestError(
@@ -220,10 +214,14 @@ export const IPINFO_ROUTES: readonly Route[] = [
           `Batch of ${paths.length} paths: give 1 to ${tools.bulkMax} (IPINTEL_BULK_MAX)`,
         );
       }
-      const lookup = await admit(tools, c, paths.length);
+      return paths as string[];
+    },
+    cost: (paths) => paths.length,
+    answer(c, paths, served) {
+      const lookup = served.lookup;
       const filter = c.req.query("filter") === "1";
       const out: Record<string, Json> = {};
-      for (const path of paths as string[]) {
+      for (const path of paths) {
         const [ip = "", field = null, extra] = path.replace(/^\//, "").split("/");
         try {
           if (extra !== undefined) throw new BadRequestError(`Invalid path ${quoteInput(path)}`);

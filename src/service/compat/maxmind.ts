@@ -9,7 +9,7 @@
  * the database holds it, plus `traits` from the rest of the lookup.
  */
 
-import type { RateDecision } from "../access/rate_limiter.ts";
+import type { RateDecision } from "../keys_limits/rate_limiter.ts";
 import type { AppError, NotFoundError, RateLimitedError } from "../../base/errors.ts";
 import type { LookupDetail } from "../../core/lookup/lookup.ts";
 import { anonymizerFlags } from "../../data/risk/security.ts";
@@ -17,15 +17,9 @@ import type { CityRecord } from "../../data/mmdb/records.ts";
 import type { Json } from "../../base/types.ts";
 import type { AppContext } from "../http/env.ts";
 import type { Route } from "../http/route.ts";
-import {
-  authenticate,
-  charge,
-  ownKeyHeader,
-  type VendorAnswer,
-  vendorRoute,
-} from "./vendor_route.ts";
+import { decisionOf, ownKeyHeader, type VendorAnswer, vendorRoute } from "./vendor_route.ts";
 import { MAXMIND_CITY_DOC, MAXMIND_COUNTRY_DOC, MAXMIND_INSIGHTS_DOC } from "./openapi.ts";
-import { BASIC_CHALLENGE, basicCredentials } from "../access/credentials.ts";
+import { BASIC_CHALLENGE, basicCredentials } from "../keys_limits/credentials.ts";
 
 export type MaxMindService = "country" | "city" | "insights";
 
@@ -167,14 +161,18 @@ export const MAXMIND_ROUTES: readonly Route[] = MAXMIND_SERVICES.map((service) =
     empty: false,
     doc: DOCS[service],
     error: maxmindError,
-    async handle(c, tools) {
-      authenticate(tools, c, keyOf(c));
-      const decision = await charge(tools, c, 1);
-      const { lookup, data } = tools.served(c);
+    key: keyOf,
+    read: (c, tools) => {
       const param = c.req.param("ip")!;
-      const ip = param === "me" ? tools.client(c) : param;
+      return param === "me" ? tools.client(c) : param;
+    },
+    cost: () => 1,
+    answer(c, ip, { lookup, data }) {
       const detail = lookup.detail(ip);
-      const body = maxmindBody(service, detail, { hasIsp: data.isp !== null, decision });
+      const body = maxmindBody(service, detail, {
+        hasIsp: data.isp !== null,
+        decision: decisionOf(c),
+      });
       return { status: 200, contentType: contentType(service), body: JSON.stringify(body) };
     },
   })

@@ -5,10 +5,11 @@
  * answer's shape are the vendor's, errors included.
  */
 
-import type { RateDecision } from "../access/rate_limiter.ts";
+import type { RateDecision } from "../keys_limits/rate_limiter.ts";
 import { AppError } from "../../base/errors.ts";
 import { readJsonBody, requireJsonContentType } from "../http/body.ts";
-import type { AppContext } from "../http/env.ts";
+import type { AppContext, Served } from "../http/env.ts";
+import { answerPath } from "../http/answer_path.ts";
 import { requestBody } from "../http/lookup_request.ts";
 import type { PathItem, Route, RouteMethod, RouteTools } from "../http/route.ts";
 
@@ -20,8 +21,12 @@ export interface VendorAnswer {
   headers?: Record<string, string>;
 }
 
-/** What declares a compatible route: a route whose handler answers in the vendor's shape. */
-export interface VendorRouteSpec {
+/**
+ * What declares a compatible route: a route whose steps (answerPath's, in its
+ * order) answer in the vendor's shape: the caller by the API's own key, every
+ * parameter read, `cost` units charged, then the answer from the data.
+ */
+export interface VendorRouteSpec<P> {
   path: string;
   method: RouteMethod;
   /** The API's label in metrics and logs (its family). */
@@ -29,13 +34,23 @@ export interface VendorRouteSpec {
   param?: Route["param"];
   empty?: boolean;
   doc: PathItem;
-  handle(c: AppContext, tools: RouteTools): Promise<VendorAnswer>;
+  /** The key the request carries in the API's own way (null: none). */
+  key(c: AppContext): string | null;
+  /** Every parameter, read and checked (a promise where a body is read). */
+  read(c: AppContext, tools: RouteTools): P | Promise<P>;
+  /** Units the answer costs. */
+  cost(p: P): number;
+  /** The answer, from the data set pinned for the request. */
+  answer(c: AppContext, p: P, served: Served, tools: RouteTools): VendorAnswer;
   /** Renders an error in the API's own shape; null: an unexpected failure (500, logged). */
   error(error: AppError | null): VendorAnswer;
 }
 
-/** The route of `spec`: its caller identified by the API's own credentials, its errors in its shape. */
-export function vendorRoute(spec: VendorRouteSpec): Route {
+/**
+ * The route of `spec`: its caller identified by the API's own credentials, its
+ * steps in the one order of every lookup route (answerPath), its errors in its shape.
+ */
+export function vendorRoute<P>(spec: VendorRouteSpec<P>): Route {
   return {
     path: spec.path,
     methods: [spec.method],
@@ -44,18 +59,28 @@ export function vendorRoute(spec: VendorRouteSpec): Route {
     param: spec.param,
     empty: spec.empty,
     doc: spec.doc,
-    handler: (tools) => async (c) => {
-      let answer: VendorAnswer;
-      try {
-        answer = await spec.handle(c, tools);
-      } catch (error) {
-        if (!(error instanceof AppError)) tools.logError(error, c);
-        answer = spec.error(error instanceof AppError ? error : null);
-      }
-      const headers = { "content-type": answer.contentType, ...answer.headers };
-      return c.body(answer.body, answer.status as 200, headers);
+    handler: (tools) => {
+      const answered = answerPath<P>(tools, {
+        identify: (c) => authenticate(tools, c, spec.key(c)),
+        read: (c) => spec.read(c, tools),
+        cost: (p) => spec.cost(p),
+        answer: (c, p, served) => vendorResponse(c, spec.answer(c, p, served, tools)),
+      });
+      return async (c) => {
+        try {
+          return await answered(c);
+        } catch (error) {
+          if (!(error instanceof AppError)) tools.logError(error, c);
+          return vendorResponse(c, spec.error(error instanceof AppError ? error : null));
+        }
+      };
     },
   };
+}
+
+function vendorResponse(c: AppContext, answer: VendorAnswer): Response {
+  const headers = { "content-type": answer.contentType, ...answer.headers };
+  return c.body(answer.body, answer.status as 200, headers);
 }
 
 /** Identifies the caller by the key it sent (null: none); throws the 401 as the native API does. */
@@ -63,14 +88,8 @@ export function authenticate(tools: RouteTools, c: AppContext, key: string | nul
   c.set("caller", tools.admission.identify(c, key));
 }
 
-/** Charges `cost` units to the caller (throws the 429); the decision, null when unlimited. */
-export async function charge(
-  tools: RouteTools,
-  c: AppContext,
-  cost: number,
-): Promise<RateDecision | null> {
-  const refusal = await tools.admission.charge(c, c.get("caller") ?? null, cost);
-  if (refusal) throw refusal;
+/** The rate decision of the request's charge (its RateLimit), null when unlimited. */
+export function decisionOf(c: AppContext): RateDecision | null {
   return c.get("rate") ?? null;
 }
 

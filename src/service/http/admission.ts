@@ -1,12 +1,17 @@
 /**
- * Admission: the app's one door into access control (src/service/access): who is
+ * Admission: the app's one door into access control (src/service/keys_limits): who is
  * calling (the key a request carries, or its client address) and whether the
  * request's cost fits the caller's rate limit. Nothing else in src/service/http calls
- * src/service/access, so a change of its interface is an edit here only.
+ * src/service/keys_limits, so a change of its interface is an edit here only.
  */
 
-import { type AccessControl, type Caller, type Charge, refusalOf } from "../access/access.ts";
-import { apiKeyOf } from "../access/credentials.ts";
+import {
+  type AccessControl,
+  type Caller,
+  type Charge,
+  refusalOf,
+} from "../keys_limits/access_control.ts";
+import { apiKeyOf } from "../keys_limits/credentials.ts";
 import { type RateLimitedError, UnauthorizedError } from "../../base/errors.ts";
 import type { AppContext } from "./env.ts";
 
@@ -17,7 +22,7 @@ export interface Admission {
    * Charges `cost` units to the caller and records the decision in the context
    * (`rate`: its RateLimit headers go on the answer). Returns the 429 to answer
    * when they do not fit, else null; a promise of it only when the decision
-   * waits for the shared count (src/service/access/rate_limiter.ts).
+   * waits for the shared count (src/service/keys_limits/rate_limiter.ts).
    */
   charge(
     c: AppContext,

@@ -1,8 +1,12 @@
-/** The Hono environment of the app: what both servers pass, and what middleware hands on. */
+/**
+ * The Hono environment of the app: what both servers pass (`Bindings`), and what
+ * the answer rules (src/service/http/rules/) and a route's key rule set on the
+ * context for the handler and each other (`Variables`).
+ */
 
 import type { Context } from "hono";
-import type { Caller } from "../access/access.ts";
-import type { RateDecision } from "../access/rate_limiter.ts";
+import type { Caller } from "../keys_limits/access_control.ts";
+import type { RateDecision } from "../keys_limits/rate_limiter.ts";
 import type { Lookup } from "../../core/lookup/lookup.ts";
 import type { DataSet } from "../../data/sources/data_set.ts";
 import { CONTENT_TYPES, type OutputFormat } from "../../core/format/render.ts";
@@ -20,7 +24,13 @@ export interface ServeEnv {
 /** What answers a request: a data set and the lookup over it, swapped whole on a reload. */
 export interface Served {
   data: DataSet;
+  /** The lookup over `data`. */
   lookup: Lookup;
+}
+
+/** What serves `data` with `lookup` (each made once per data set). */
+export function servedOf(data: DataSet, lookup: Lookup): Served {
+  return { data, lookup };
 }
 
 /** Where the server keeps what it serves; `current` is null while the data is still loading. */
@@ -32,7 +42,7 @@ export interface AppEnv {
   /** `c.env`: undefined for an in-process `app.request` without one. */
   Bindings: ServeEnv | undefined;
   Variables: {
-    /** The caller a key middleware identified (null: access control is off). */
+    /** The caller the route's key rule (or a compatible API's handler) identified (null: access control is off). */
     caller: Caller | null;
     /** The last rate decision charged: its RateLimit headers go on the answer. */
     rate: RateDecision | null;
@@ -44,7 +54,7 @@ export interface AppEnv {
     streamed: boolean;
     /** When the request arrived (performance.now()), for its duration in metrics and logs. */
     startedAt: number;
-    /** Set by hono/request-id while the access log is on. */
+    /** The request's id (src/service/ops/request_id.ts), made on first use while the access log is on. */
     requestId: string;
     /** The data set that answers this request, pinned when it arrives (null: still loading). */
     served: Served | null;

@@ -13,7 +13,7 @@ import {
   STATUS_BY_CODE,
   UnauthorizedError,
 } from "../../base/errors.ts";
-import { BEARER_CHALLENGE } from "../access/credentials.ts";
+import { BEARER_CHALLENGE } from "../keys_limits/credentials.ts";
 import { renderError } from "../../core/format/render.ts";
 import type { AppContext, ErrorLog } from "./env.ts";
 

@@ -19,7 +19,7 @@ import { parseAsnSelection } from "../../core/asn/layout.ts";
 import { asnCost, type AsnView } from "../../core/asn/view.ts";
 import { renderLookup } from "../../core/format/render.ts";
 import type { FieldSelection } from "../../core/format/select.ts";
-import { lookupItem } from "../bulk/batches.ts";
+import { lookupItem } from "../../core/lookup/item.ts";
 import type { Served } from "../http/env.ts";
 import type { PolicyGate } from "../policy/gate.ts";
 import { judge } from "../policy/decide.ts";
@@ -106,7 +106,7 @@ export function createMcpServer(access: McpAccess): McpServer {
         const options = lookupOptionsOf(args, data);
         checkAddress(args.ip);
         await charged(1);
-        return dataOf(lookup(args.ip, options), options.selection);
+        return dataOf(lookup.find(args.ip, options), options.selection);
       }),
   );
 
@@ -132,7 +132,7 @@ export function createMcpServer(access: McpAccess): McpServer {
         const options = lookupOptionsOf(args, data);
         // One unit per address, as POST /bulk charges: a bad address fails only its item.
         await charged(args.ips.length);
-        const items = args.ips.map((ip: string) => lookupItem(ip, options, lookup));
+        const items = args.ips.map((ip: string) => lookupItem(lookup, ip, options));
         // The API's bulk answer holds the items as `responseArray`.
         const { responseArray } = dataOf(items, options.selection) as { responseArray: Json[] };
         return { items: responseArray };
@@ -152,7 +152,7 @@ export function createMcpServer(access: McpAccess): McpServer {
       const options = lookupOptionsOf({ ...args, get: "security,risk" }, data);
       checkAddress(args.ip);
       await charged(1);
-      return dataOf(lookup(args.ip, options), options.selection);
+      return dataOf(lookup.find(args.ip, options), options.selection);
     }));
 
   server.registerTool("asn", {

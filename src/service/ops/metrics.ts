@@ -7,7 +7,8 @@
  * only when the text is rendered for a scrape.
  */
 
-import type { Lookup, LookupOptions } from "../../core/lookup/lookup.ts";
+import { Lookup, type LookupDetail, type LookupOptions } from "../../core/lookup/lookup.ts";
+import type { FailedItem, LookupResult } from "../../base/types.ts";
 import type { DataSet } from "../../data/sources/data_set.ts";
 
 /** Methods counted under their own name; any other is `OTHER` (bounded label values). */
@@ -156,28 +157,9 @@ export class Metrics {
     if (status === 429) own[RATE_LIMITED]!++;
   }
 
-  /** The lookup, counting each address answered with data; every other capability kept as is. */
+  /** The lookup, counting each address answered with data (CountedLookup); every other capability kept as is. */
   countLookups(lookup: Lookup): Lookup {
-    const own = this.#own;
-    const counted: Lookup = Object.assign((ip: string, options?: LookupOptions) => {
-      const result = lookup(ip, options);
-      own[LOOKUPS]!++;
-      return result;
-    }, lookup);
-    counted.detail = (ip, options) => {
-      const detail = lookup.detail(ip, options);
-      own[LOOKUPS]!++;
-      return detail;
-    };
-    const item = lookup.item;
-    if (item) {
-      counted.item = (ip, options) => {
-        const answer = item(ip, options);
-        if (!("error" in answer)) own[LOOKUPS]!++;
-        return answer;
-      };
-    }
-    return counted;
+    return new CountedLookup(lookup, this.#own);
   }
 
   /** Called by whatever reloads the data, once per attempt. */
@@ -415,4 +397,42 @@ function sourceLabels(source: { name: string; kind: string }): string {
 /** A label value as the text format wants it: backslash, quote and newline escaped. */
 function escapeLabel(value: string): string {
   return value.replace(/[\\"\n]/g, (c) => c === "\n" ? "\\n" : `\\${c}`);
+}
+
+/**
+ * A lookup that counts each address answered with data into `counts` (this
+ * isolate's slice of the metrics): it answers with the lookup it wraps (its
+ * caches, its scans, whatever it overrides) and counts each answer.
+ */
+class CountedLookup extends Lookup {
+  readonly #lookup: Lookup;
+  readonly #counts: Float64Array;
+
+  constructor(lookup: Lookup, counts: Float64Array) {
+    super(lookup);
+    this.#lookup = lookup;
+    this.#counts = counts;
+  }
+
+  override find(ipText: string, options?: LookupOptions): LookupResult {
+    const result = this.#lookup.find(ipText, options);
+    this.#counts[LOOKUPS]!++;
+    return result;
+  }
+
+  override detail(ipText: string, options?: LookupOptions): LookupDetail {
+    const detail = this.#lookup.detail(ipText, options);
+    this.#counts[LOOKUPS]!++;
+    return detail;
+  }
+
+  override item(ipText: string, options?: LookupOptions): LookupResult | FailedItem {
+    const answer = this.#lookup.item(ipText, options);
+    if (!("error" in answer)) this.#counts[LOOKUPS]!++;
+    return answer;
+  }
+
+  override withoutCacheFills<T>(scan: () => T): T {
+    return this.#lookup.withoutCacheFills(scan);
+  }
 }

@@ -68,10 +68,10 @@ export function judge(
   const ip = parseIp(address);
   let facts;
   try {
-    const result = served.lookup(ip.address, { userAgent });
+    const result = served.lookup.find(ip.address, { userAgent });
     const asn = result.connection.asn_number;
     let signals = served.data.risk.signals(ip, asn);
-    const verdict = userAgent ? served.lookup.crawlerVerdict?.(signals, userAgent) ?? null : null;
+    const verdict = userAgent ? served.lookup.crawlerVerdict(signals, userAgent) : null;
     if (verdict?.fake) signals = { ...signals, fakeCrawler: verdict.claim };
     const crawler = signals.crawler || verdict?.fake
       ? served.data.risk.explain(ip, asn, verdict).crawler

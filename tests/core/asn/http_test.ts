@@ -2,9 +2,9 @@
 
 import assert from "node:assert/strict";
 import { parse as parseCsv } from "csv-parse/sync";
-import { AccessControl } from "../../../src/service/access/access.ts";
-import { KeyTable } from "../../../src/service/access/key_table.ts";
-import { RateLimiter } from "../../../src/service/access/rate_limiter.ts";
+import { AccessControl } from "../../../src/service/keys_limits/access_control.ts";
+import { KeyTable } from "../../../src/service/keys_limits/key_table.ts";
+import { RateLimiter } from "../../../src/service/keys_limits/rate_limiter.ts";
 import { ROUTES } from "../../../src/service/app/app.ts";
 import { openApiDocument } from "../../../src/service/app/openapi.ts";
 import { MemoryKeyStore } from "../../../src/data/store/keys.ts";

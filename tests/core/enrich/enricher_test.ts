@@ -38,7 +38,10 @@ function enrich(enricher: Enricher, text: string, size = text.length || 1): stri
 Deno.test("CSV: every row back in order and unchanged, the columns added, the invalid address flagged", async () => {
   const input = 'user,client_ip,note\r\nalice,81.2.69.142,"a, b"\r\nbob,81.2.69.999,x\r\n' +
     'carol,81.2.69.160,"said ""hi""\nthen left"\r\n';
-  const enricher = new Enricher(await fixtureLookup(), { ...BASE, column: "client_ip" });
+  const enricher = new Enricher(await fixtureLookup(), {
+    ...BASE,
+    column: "client_ip",
+  });
   const out = enrich(enricher, input);
   const rows: string[][] = parse(out, { relax_column_count: false });
   assert.deepEqual(rows[0], [
@@ -221,7 +224,11 @@ Deno.test("access logs: every line as an NDJSON record with the answer, or a CSV
     '2001:db8::1 - - [10/Oct/2026:13:55:38 +0000] "GET /y HTTP/1.1" 200 1 "-" "curl/8"\n';
   const lookup = await fixtureLookup();
   const ndjson = enrich(
-    new Enricher(lookup, { ...BASE, input: "log", selection: parseFieldSelection("countryCode") }),
+    new Enricher(lookup, {
+      ...BASE,
+      input: "log",
+      selection: parseFieldSelection("countryCode"),
+    }),
     log,
   );
   const records = ndjson.trimEnd().split("\n").map((line) => JSON.parse(line));

@@ -21,11 +21,11 @@ import { referenceXml } from "./_xml_reference.ts";
 
 const lookup = await fixtureLookup();
 const RESULTS: LookupResult[] = [
-  lookup("81.2.69.142", { userAgent: CHROME }),
-  lookup("2a02:ec0::1", { userAgent: null }),
-  lookup("9.9.9.9", { userAgent: "curl/8.5.0" }),
-  lookup("1.1.1.1", { lang: "de", userAgent: "Ünïcödé/1.0 ☃ =cmd" }),
-  lookup("81.2.69.142", { userAgent: `<b>&"'\r\n\u0000,=x` }),
+  lookup.find("81.2.69.142", { userAgent: CHROME }),
+  lookup.find("2a02:ec0::1", { userAgent: null }),
+  lookup.find("9.9.9.9", { userAgent: "curl/8.5.0" }),
+  lookup.find("1.1.1.1", { lang: "de", userAgent: "Ünïcödé/1.0 ☃ =cmd" }),
+  lookup.find("81.2.69.142", { userAgent: `<b>&"'\r\n\u0000,=x` }),
 ];
 
 /** The text written, or the error thrown (a key that is no element name). */

@@ -6,10 +6,10 @@ import { CHROME, fixtureLookup } from "../../_helpers.ts";
 const lookup = await fixtureLookup();
 // London (a flag emoji), Berlin over IPv6, an ASN-only and a registered-country-only address.
 const RESULTS: LookupResult[] = [
-  lookup("81.2.69.142", { userAgent: CHROME }),
-  lookup("2a02:ec0::1", { userAgent: null }),
-  lookup("9.9.9.9", { userAgent: "curl/8.5.0" }),
-  lookup("1.1.1.1", { lang: "de", userAgent: "Ünïcödé/1.0 ☃" }),
+  lookup.find("81.2.69.142", { userAgent: CHROME }),
+  lookup.find("2a02:ec0::1", { userAgent: null }),
+  lookup.find("9.9.9.9", { userAgent: "curl/8.5.0" }),
+  lookup.find("1.1.1.1", { lang: "de", userAgent: "Ünïcödé/1.0 ☃" }),
 ];
 const FAILED: FailedItem = {
   ip: "nonsense",

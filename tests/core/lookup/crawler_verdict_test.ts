@@ -9,7 +9,7 @@
  */
 
 import assert from "node:assert/strict";
-import { createLookup, type Lookup } from "../../../src/core/lookup/lookup.ts";
+import { createLookup } from "../../../src/core/lookup/lookup.ts";
 import { createUserAgentParser } from "../../../src/core/ua/parse.ts";
 import { openDataSet } from "../../../src/data/sources/data_set.ts";
 import { startFeedServer } from "../../data/update/_feed_server.ts";
@@ -58,7 +58,7 @@ function text(value: bigint, v6: boolean): string {
 const server = startFeedServer();
 const dir = await writeCrawlerDataDir(server);
 const data = await openDataSet(dir);
-const lookup: Lookup = createLookup({
+const lookup = createLookup({
   data,
   now: () => FIXED_NOW,
   parseUserAgent: createUserAgentParser(),
@@ -87,7 +87,7 @@ Deno.test("every snapshot prefix's first and last address is a verified crawler 
     for (const value of [range.first, range.last]) {
       const ip = text(value, range.v6);
       for (const userAgent of [null, CHROME, GOOGLEBOT]) {
-        const { risk, security } = lookup(ip, { ...RISK, userAgent });
+        const { risk, security } = lookup.find(ip, { ...RISK, userAgent });
         assert.equal(risk!.crawler?.verified, true, `${range.cidr} ${ip} ${userAgent}`);
         assert.ok(holders(value, range.v6).has(risk!.crawler!.name), `${range.cidr} ${ip}`);
         assert.notEqual(security.isThreat, "medium", `${ip}: a verified crawler is not medium`);
@@ -104,8 +104,8 @@ Deno.test("the addresses just outside each prefix are no crawler, and claiming o
     for (const value of [range.first - 1n, range.last + 1n]) {
       if (value < 0n || value > max || holders(value, range.v6).size > 0) continue;
       const ip = text(value, range.v6);
-      assert.equal(lookup(ip, { ...RISK, userAgent: CHROME }).risk!.crawler, null, ip);
-      const fake = lookup(ip, { ...RISK, userAgent: GOOGLEBOT });
+      assert.equal(lookup.find(ip, { ...RISK, userAgent: CHROME }).risk!.crawler, null, ip);
+      const fake = lookup.find(ip, { ...RISK, userAgent: GOOGLEBOT });
       assert.deepEqual(fake.risk!.crawler, {
         name: "Googlebot",
         operator: "Google",
@@ -119,7 +119,7 @@ Deno.test("the addresses just outside each prefix are no crawler, and claiming o
 });
 
 Deno.test("Googlebot in X4BNet's data-centre block is verified and low; the same claim from AWS or 8.8.8.8 is a fake", () => {
-  const real = lookup("66.249.66.1", { ...RISK, userAgent: GOOGLEBOT });
+  const real = lookup.find("66.249.66.1", { ...RISK, userAgent: GOOGLEBOT });
   assert.deepEqual(real.risk!.crawler, { name: "Googlebot", operator: "Google", verified: true });
   assert.deepEqual(real.security, { isVpn: false, isTor: null, isThreat: "low" });
   assert.equal(real.risk!.anonymizer, null);
@@ -136,10 +136,10 @@ Deno.test("Googlebot in X4BNet's data-centre block is verified and low; the same
     /^low: Googlebot of Google \(google-googlebot\): a verified crawler/,
   );
   // The default answer (no `risk`) says the same.
-  assert.equal(lookup("66.249.66.1", { userAgent: GOOGLEBOT }).security.isThreat, "low");
+  assert.equal(lookup.find("66.249.66.1", { userAgent: GOOGLEBOT }).security.isThreat, "low");
 
   for (const ip of ["3.5.140.1", "8.8.8.8"]) {
-    const fake = lookup(ip, { ...RISK, userAgent: GOOGLEBOT });
+    const fake = lookup.find(ip, { ...RISK, userAgent: GOOGLEBOT });
     assert.deepEqual(
       fake.risk!.crawler,
       { name: "Googlebot", operator: "Google", verified: false },
@@ -150,9 +150,9 @@ Deno.test("Googlebot in X4BNet's data-centre block is verified and low; the same
       fake.risk!.reason,
       /^medium: the user agent claims Googlebot, but the address is outside every range Google publishes \(google-googlebot\): a fake crawler$/,
     );
-    assert.equal(lookup(ip, { userAgent: GOOGLEBOT }).security.isThreat, "medium", ip);
+    assert.equal(lookup.find(ip, { userAgent: GOOGLEBOT }).security.isThreat, "medium", ip);
   }
-  const browser = lookup("3.5.140.1", { ...RISK, userAgent: CHROME });
+  const browser = lookup.find("3.5.140.1", { ...RISK, userAgent: CHROME });
   assert.equal(browser.risk!.crawler, null);
   assert.equal(browser.risk!.anonymizer, "hosting");
   assert.equal(browser.risk!.provider, "Amazon Web Services");
@@ -165,7 +165,7 @@ Deno.test("bingbot is verified through prefixes that carried U+200B; an IPv6 Goo
     SNAPSHOT_OF["bing-bingbot"]!.mark,
   );
   assert.ok(served.includes("157.55.39.0\u200b/24\u200b"));
-  const bing = lookup("157.55.39.1", {
+  const bing = lookup.find("157.55.39.1", {
     ...RISK,
     userAgent: "Mozilla/5.0 (compatible; bingbot/2.0)",
   });
@@ -173,22 +173,22 @@ Deno.test("bingbot is verified through prefixes that carried U+200B; an IPv6 Goo
   // Every bing prefix (a third of them marked) installed as published, without the mark.
   const entries = bing.risk!.matches.filter((m) => m.kind === "crawler").map((m) => m.network);
   assert.deepEqual(entries, ["157.55.39.0/24"]);
-  const v6 = lookup("2001:4860:4801:1a::1", { ...RISK, userAgent: GOOGLEBOT });
+  const v6 = lookup.find("2001:4860:4801:1a::1", { ...RISK, userAgent: GOOGLEBOT });
   assert.deepEqual(v6.risk!.crawler, { name: "Googlebot", operator: "Google", verified: true });
   assert.equal(v6.security.isThreat, "low");
 });
 
 Deno.test("a claim no installed list can judge is no crawler, and risk.reason says why", () => {
   // Apple's list is not served here: Applebot cannot be judged.
-  const apple = lookup("3.5.140.1", { ...RISK, userAgent: "Applebot/0.1" });
+  const apple = lookup.find("3.5.140.1", { ...RISK, userAgent: "Applebot/0.1" });
   assert.equal(apple.risk!.crawler, null);
   assert.equal(apple.security.isThreat, "medium"); // AWS hosting, not a fake
   assert.match(
     apple.risk!.reason,
     /; the user agent claims Applebot \(Apple\), which cannot be judged: no crawler source of Apple is installed$/,
   );
-  assert.equal(lookup.claimKey!("Applebot/0.1"), "Apple\tApplebot");
-  assert.equal(lookup.claimKey!(CHROME), "");
+  assert.equal(lookup.claimKey("Applebot/0.1"), "Apple\tApplebot");
+  assert.equal(lookup.claimKey(CHROME), "");
 });
 
 Deno.test("an `at` answer judges no claim: the crawler lists keep no history", () => {
@@ -198,7 +198,7 @@ Deno.test("an `at` answer judges no claim: the crawler lists keep no history", (
     parseUserAgent: createUserAgentParser(),
   });
   const at = new Date(); // after the update that made the data (its history starts there)
-  const past = now("3.5.140.1", { ...RISK, userAgent: GOOGLEBOT, at });
+  const past = now.find("3.5.140.1", { ...RISK, userAgent: GOOGLEBOT, at });
   assert.equal(past.risk!.crawler, null);
   assert.equal(past.risk!.asOf, at.toISOString());
   assert.doesNotMatch(past.risk!.reason, /Googlebot/);

@@ -8,7 +8,7 @@ import { fixtureDataSet, fixtureLookup } from "../../_helpers.ts";
 const lookup = await fixtureLookup();
 
 Deno.test("lookup() reads the City layout: names, codes, region, postal, location", () => {
-  const { geoLocation } = lookup("81.2.69.142");
+  const { geoLocation } = lookup.find("81.2.69.142");
   assert.deepEqual(geoLocation, {
     continent: "Europe",
     continentCode: "EU",
@@ -28,7 +28,7 @@ Deno.test("lookup() reads the City layout: names, codes, region, postal, locatio
 });
 
 Deno.test("lookup() reports the ASN of an IPv6 address, with isp and org falling back to it", () => {
-  assert.deepEqual(lookup("2a02:ec0:1::9").connection, {
+  assert.deepEqual(lookup.find("2a02:ec0:1::9").connection, {
     asn_number: 3320,
     asn_org: "Deutsche Telekom AG",
     isp: "Deutsche Telekom AG",
@@ -39,12 +39,12 @@ Deno.test("lookup() reports the ASN of an IPv6 address, with isp and org falling
 });
 
 Deno.test("lookup() takes is_in_eu from the database's EU flag", () => {
-  assert.equal(lookup("2a02:ec0::1").geoLocation.is_in_eu, true);
-  assert.equal(lookup("81.2.69.1").geoLocation.is_in_eu, false);
+  assert.equal(lookup.find("2a02:ec0::1").geoLocation.is_in_eu, true);
+  assert.equal(lookup.find("81.2.69.1").geoLocation.is_in_eu, false);
 });
 
 Deno.test("lookup() falls back to the registered country, with its continent", () => {
-  const result = lookup("1.1.1.1");
+  const result = lookup.find("1.1.1.1");
   assert.equal(result.geoLocation.countryCode, "AU");
   assert.equal(result.geoLocation.capital, "Canberra");
   assert.equal(result.flag.flag_Icon, "🇦🇺");
@@ -58,7 +58,7 @@ Deno.test("lookup() falls back to the registered country, with its continent", (
 });
 
 Deno.test("lookup() answers an ASN-only address with every geo key present and null", () => {
-  const result = lookup("9.9.9.9");
+  const result = lookup.find("9.9.9.9");
   assert.ok(Object.values(result.geoLocation).every((v) => v === null || v === false));
   assert.deepEqual(result.flag, { flag_Icon: null, flag_unicode: null });
   assert.equal(result.currency.code, null);
@@ -66,7 +66,8 @@ Deno.test("lookup() answers an ASN-only address with every geo key present and n
 });
 
 Deno.test("lookup() computes the time zone at the injected instant, across a DST change", async () => {
-  const at = async (iso: string) => (await fixtureLookup(new Date(iso)))("2a02:ec0::1").timezone;
+  const at = async (iso: string) =>
+    (await fixtureLookup(new Date(iso))).find("2a02:ec0::1").timezone;
   assert.deepEqual(await at("2026-03-29T00:59:59Z"), {
     time_zone: "Europe/Berlin",
     abbr: "CET",
@@ -86,24 +87,27 @@ Deno.test("lookup() computes the time zone at the injected instant, across a DST
 });
 
 Deno.test("lookup() returns names in another language and falls back to English", () => {
-  const de = lookup("81.2.69.142", { lang: "de" }).geoLocation;
+  const de = lookup.find("81.2.69.142", { lang: "de" }).geoLocation;
   assert.equal(de.country, "Vereinigtes Königreich");
   assert.equal(de.continent, "Europa");
   assert.equal(de.region, "England"); // no German name in the record
-  assert.equal(lookup("81.2.69.142", { lang: "JA" }).geoLocation.city, "ロンドン");
-  assert.throws(() => lookup("81.2.69.142", { lang: "xx" }), /Unsupported lang "xx".*en, de, ja/);
+  assert.equal(lookup.find("81.2.69.142", { lang: "JA" }).geoLocation.city, "ロンドン");
+  assert.throws(
+    () => lookup.find("81.2.69.142", { lang: "xx" }),
+    /Unsupported lang "xx".*en, de, ja/,
+  );
 });
 
 Deno.test("lookup() answers each language in turn from its cached places, never another's", async () => {
   const fresh = await fixtureLookup();
   for (let round = 0; round < 3; round++) {
     assert.equal(
-      fresh("81.2.69.142", { lang: "de" }).geoLocation.country,
+      fresh.find("81.2.69.142", { lang: "de" }).geoLocation.country,
       "Vereinigtes Königreich",
     );
-    assert.equal(fresh("81.2.69.142").geoLocation.country, "United Kingdom");
-    assert.equal(fresh("81.2.69.142", { lang: "ja" }).geoLocation.city, "ロンドン");
-    assert.equal(fresh("81.2.69.142", { lang: "en" }).geoLocation.city, "London");
+    assert.equal(fresh.find("81.2.69.142").geoLocation.country, "United Kingdom");
+    assert.equal(fresh.find("81.2.69.142", { lang: "ja" }).geoLocation.city, "ロンドン");
+    assert.equal(fresh.find("81.2.69.142", { lang: "en" }).geoLocation.city, "London");
   }
 });
 
@@ -113,15 +117,15 @@ Deno.test("lookup() with a selection that leaves out timezone answers every sele
     assert.equal(selection.timezone, false, get);
     for (const ip of ["81.2.69.142", "2a02:ec0:1::9", "1.1.1.1"]) {
       assert.deepEqual(
-        applySelection(lookup(ip, { selection }), selection),
-        applySelection(lookup(ip), selection),
+        applySelection(lookup.find(ip, { selection }), selection),
+        applySelection(lookup.find(ip), selection),
         `${get} ${ip}`,
       );
     }
   }
   const zone = parseFieldSelection("country,current_time")!;
   assert.equal(zone.timezone, true);
-  assert.equal(lookup("81.2.69.142", { selection: zone }).timezone.time_zone, "Europe/London");
+  assert.equal(lookup.find("81.2.69.142", { selection: zone }).timezone.time_zone, "Europe/London");
 });
 
 const LANG_FALLBACKS: Array<{ lang: string; country: string }> = [
@@ -134,13 +138,13 @@ const LANG_FALLBACKS: Array<{ lang: string; country: string }> = [
 
 for (const { lang, country } of LANG_FALLBACKS) {
   Deno.test(`lookup() with lang=${lang} falls back to the database's language`, () => {
-    assert.equal(lookup("81.2.69.142", { lang }).geoLocation.country, country);
+    assert.equal(lookup.find("81.2.69.142", { lang }).geoLocation.country, country);
   });
 }
 
 Deno.test("lookup() names the currency in the requested language", () => {
-  assert.equal(lookup("81.2.69.142").currency.name, "British Pound");
-  const de = lookup("81.2.69.142", { lang: "de-DE" }).currency;
+  assert.equal(lookup.find("81.2.69.142").currency.name, "British Pound");
+  const de = lookup.find("81.2.69.142", { lang: "de-DE" }).currency;
   assert.equal(de.name, "Britisches Pfund");
   assert.equal(de.code, "GBP");
   assert.equal(de.symbol, "£");
@@ -152,7 +156,7 @@ const NOT_TAGS = ["en-", "en--US", "de-<b>", "en-US,fr;q=0.5", "fr-FR,de", "de_A
 for (const lang of NOT_TAGS) {
   Deno.test(`lookup() refuses lang=${JSON.stringify(lang)}: not a language tag`, () => {
     assert.throws(
-      () => lookup("81.2.69.142", { lang }),
+      () => lookup.find("81.2.69.142", { lang }),
       (error: unknown) =>
         error instanceof BadRequestError &&
         error.message ===
@@ -163,7 +167,7 @@ for (const lang of NOT_TAGS) {
 
 Deno.test("lookup() refuses an unknown lang, echoing at most 64 characters of it", () => {
   const long = `qq-x-${Array(2000).fill("abcdefgh").join("-")}`; // a tag, of no language carried
-  assert.throws(() => lookup("81.2.69.142", { lang: long }), (error: unknown) => {
+  assert.throws(() => lookup.find("81.2.69.142", { lang: long }), (error: unknown) => {
     assert.ok(error instanceof BadRequestError);
     assert.ok(error.message.startsWith(`Unsupported lang "${long.slice(0, 64)}…"`), error.message);
     assert.ok(error.message.length < 200, `${error.message.length} characters`);
@@ -173,8 +177,8 @@ Deno.test("lookup() refuses an unknown lang, echoing at most 64 characters of it
 
 Deno.test("lookup() attaches the user agent per call, not cached with the address", () => {
   const firefox = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
-  const a = lookup("81.2.69.142", { userAgent: firefox });
-  const b = lookup("81.2.69.142", {});
+  const a = lookup.find("81.2.69.142", { userAgent: firefox });
+  const b = lookup.find("81.2.69.142", {});
   assert.equal(a.userAgent.browser.name, "Firefox");
   assert.equal(a.userAgent.device.type, "desktop");
   assert.equal(b.userAgent.browser.name, null);
@@ -182,12 +186,16 @@ Deno.test("lookup() attaches the user agent per call, not cached with the addres
 });
 
 Deno.test("lookup() reports every security flag unknown (null) while no feed is loaded", () => {
-  assert.deepEqual(lookup("81.2.69.142").security, { isVpn: null, isTor: null, isThreat: null });
+  assert.deepEqual(lookup.find("81.2.69.142").security, {
+    isVpn: null,
+    isTor: null,
+    isThreat: null,
+  });
 });
 
 Deno.test("lookup() answers an IPv4-mapped IPv6 address as the IPv4 address", () => {
-  assert.equal(lookup("::ffff:81.2.69.142").ip, "81.2.69.142");
-  assert.equal(lookup("::FFFF:5102:458e").geoLocation.city, "London");
+  assert.equal(lookup.find("::ffff:81.2.69.142").ip, "81.2.69.142");
+  assert.equal(lookup.find("::FFFF:5102:458e").geoLocation.city, "London");
 });
 
 const rejected: { input: string; reason: RegExp }[] = [
@@ -203,7 +211,7 @@ const rejected: { input: string; reason: RegExp }[] = [
 
 Deno.test("lookup() rejects malformed addresses with a typed error naming the input", () => {
   for (const { input, reason } of rejected) {
-    assert.throws(() => lookup(input), (error: unknown) => {
+    assert.throws(() => lookup.find(input), (error: unknown) => {
       assert.ok(error instanceof InvalidIpError, input);
       assert.ok(error.message.includes(JSON.stringify(input)), error.message);
       assert.match(error.message, reason);
@@ -221,14 +229,14 @@ Deno.test("lookup() names the reserved range of an address no source knows", () 
     ["::1", "loopback"],
   ];
   for (const [ip, range] of cases) {
-    assert.throws(() => lookup(ip!), (error: unknown) => {
+    assert.throws(() => lookup.find(ip!), (error: unknown) => {
       assert.ok(error instanceof NotFoundError);
       assert.match(error.message, new RegExp(`${range} range`));
       return true;
     });
   }
   assert.throws(
-    () => lookup("8.8.8.8"),
+    () => lookup.find("8.8.8.8"),
     (e: unknown) => e instanceof NotFoundError && !/range/.test(e.message),
   );
 });
@@ -243,9 +251,9 @@ Deno.test("lookup() shares cached place objects between calls but never the user
   const firefox = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
   const chrome =
     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36";
-  const first = fresh("81.2.69.142", { userAgent: firefox });
-  const second = fresh("81.2.69.7", { userAgent: chrome });
-  const third = fresh("81.2.69.142");
+  const first = fresh.find("81.2.69.142", { userAgent: firefox });
+  const second = fresh.find("81.2.69.7", { userAgent: chrome });
+  const third = fresh.find("81.2.69.142");
   assert.equal(first.geoLocation, second.geoLocation); // same record → same cached projection
   assert.ok(Object.isFrozen(first.geoLocation));
   // Same address, different user agents: each answer carries its own.

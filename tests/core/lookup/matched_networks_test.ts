@@ -16,7 +16,7 @@ const network = parseFieldSelection("network");
 
 Deno.test("get=network gives each database's matched network; the default answer has none", async () => {
   const lookup = await fixtureLookup();
-  const result = lookup("81.2.69.160", { selection: network });
+  const result = lookup.find("81.2.69.160", { selection: network });
   assert.deepEqual(applySelection(result, network), {
     ip: "81.2.69.160",
     network: [
@@ -24,20 +24,23 @@ Deno.test("get=network gives each database's matched network; the default answer
       { source: "asn", kind: "asn", network: "81.2.69.0/24" },
     ],
   });
-  assert.equal("network" in lookup("81.2.69.160"), false);
+  assert.equal("network" in lookup.find("81.2.69.160"), false);
   assert.equal(
-    "network" in lookup("81.2.69.160", { selection: parseFieldSelection("city") }),
+    "network" in lookup.find("81.2.69.160", { selection: parseFieldSelection("city") }),
     false,
   );
   // Only the sources that answered: 9.9.9.9 is in the ASN database alone.
-  assert.deepEqual(lookup("9.9.9.9", { selection: network }).network, [
+  assert.deepEqual(lookup.find("9.9.9.9", { selection: network }).network, [
     { source: "asn", kind: "asn", network: "9.9.9.0/24" },
   ]);
   // IPv6: the network in the address's own terms.
-  assert.deepEqual(lookup("2a02:ec0::1", { selection: network }).network?.map((n) => n.network), [
-    "2a02:ec0::/29",
-    "2a02:ec0::/29",
-  ]);
+  assert.deepEqual(
+    lookup.find("2a02:ec0::1", { selection: network }).network?.map((n) => n.network),
+    [
+      "2a02:ec0::/29",
+      "2a02:ec0::/29",
+    ],
+  );
 });
 
 Deno.test("get=network names each list's matched entry, after the databases", async () => {
@@ -58,7 +61,7 @@ Deno.test("get=network names each list's matched entry, after the databases", as
       now: () => FIXED_NOW,
       parseUserAgent: createUserAgentParser(),
     });
-    assert.deepEqual(lookup("10.1.2.3", { selection: network }).network, [
+    assert.deepEqual(lookup.find("10.1.2.3", { selection: network }).network, [
       { source: "test-asn", kind: "asn", network: "0.0.0.0/0" },
       { source: "exits", kind: "tor", network: "10.1.2.3" },
       { source: "blocklist", kind: "threat", network: "10.1.0.0/16" },

@@ -206,7 +206,7 @@ Deno.test({
         compare(ip, "city record", data.city?.get(ip) ?? null, null);
         return false;
       }
-      const result = lookup(ip);
+      const result = lookup.find(ip);
       const geo = result.geoLocation;
       const ours = {
         ...geo,

@@ -75,7 +75,7 @@ const cases: {
 Deno.test("lookup() on the real data answers known addresses (country, EU flag, ASN, country facts)", async () => {
   const { lookup } = await realData();
   for (const c of cases) {
-    const result = lookup(c.ip);
+    const result = lookup.find(c.ip);
     const { geoLocation: geo, connection } = result;
     assert.equal(result.ip, c.ip);
     assert.equal(geo.countryCode, c.countryCode, c.ip);
@@ -99,36 +99,36 @@ Deno.test("lookup() on the real data answers known addresses (country, EU flag, 
 
 Deno.test("lookup() on the real data fills every key of the response layout", async () => {
   const { lookup } = await realData();
-  for (const { ip } of cases) assertLayout(lookup(ip), SPEC_LAYOUT, ip);
+  for (const { ip } of cases) assertLayout(lookup.find(ip), SPEC_LAYOUT, ip);
 });
 
 Deno.test("lookup() on the real data names a European address in German with lang=de", async () => {
   const { lookup } = await realData();
-  const de = lookup("5.9.0.1", { lang: "de" }).geoLocation;
+  const de = lookup.find("5.9.0.1", { lang: "de" }).geoLocation;
   assert.equal(de.country, "Deutschland");
   assert.equal(de.continent, "Europa");
-  assert.equal(lookup("5.9.0.1").geoLocation.country, "Germany");
+  assert.equal(lookup.find("5.9.0.1").geoLocation.country, "Germany");
 });
 
 Deno.test("lookup() on the real data: lang=de-DE, zh and pt fall back to de, zh-CN and pt-BR", async () => {
   const { lookup } = await realData();
-  assert.equal(lookup("5.9.0.1", { lang: "de-DE" }).geoLocation.country, "Deutschland");
-  assert.equal(lookup("5.9.0.1", { lang: "zh" }).geoLocation.country, "德国");
-  assert.equal(lookup("5.9.0.1", { lang: "pt" }).geoLocation.country, "Alemanha");
-  assert.equal(lookup("5.9.0.1", { lang: "pt" }).currency.name, "Euro");
-  assert.equal(lookup("8.8.8.8", { lang: "zh" }).currency.name, "美元");
+  assert.equal(lookup.find("5.9.0.1", { lang: "de-DE" }).geoLocation.country, "Deutschland");
+  assert.equal(lookup.find("5.9.0.1", { lang: "zh" }).geoLocation.country, "德国");
+  assert.equal(lookup.find("5.9.0.1", { lang: "pt" }).geoLocation.country, "Alemanha");
+  assert.equal(lookup.find("5.9.0.1", { lang: "pt" }).currency.name, "Euro");
+  assert.equal(lookup.find("8.8.8.8", { lang: "zh" }).currency.name, "美元");
 });
 
 Deno.test("lookup() on the real data fills continent and sole time zone from a registered country", async () => {
   const { lookup } = await realData();
   // GeoLite2-City knows only the registered country of these blocks (checked with mmdblookup).
-  const greek = lookup("193.5.18.25");
+  const greek = lookup.find("193.5.18.25");
   assert.equal(greek.geoLocation.countryCode, "GR");
   assert.equal(greek.geoLocation.continentCode, "EU");
   assert.equal(greek.geoLocation.continent, "Europe");
   assert.equal(greek.timezone.time_zone, "Europe/Athens");
   assert.equal(greek.timezone.utc, "+03:00"); // FIXED_NOW is in July: EEST
-  const australian = lookup("1.1.1.1");
+  const australian = lookup.find("1.1.1.1");
   assert.equal(australian.geoLocation.continent, "Oceania");
   assert.equal(australian.timezone.time_zone, null); // a dozen zones: none is guessed
 });
@@ -149,7 +149,7 @@ Deno.test("GET /ip/8.8.8.8 through the real app answers 200 with the real data",
   const body = await response.json();
   assert.equal(body.success, true);
   assertLayout(body.data, SPEC_LAYOUT);
-  assert.deepEqual(body.data, JSON.parse(JSON.stringify(lookup("8.8.8.8"))));
+  assert.deepEqual(body.data, JSON.parse(JSON.stringify(lookup.find("8.8.8.8"))));
   assert.equal(body.data.geoLocation.countryCode, "US");
   assert.equal(body.data.connection.asn_number, 15169);
   assert.equal(body.data.connection.asn_org, "Google LLC");

@@ -62,10 +62,10 @@ Deno.test({
       now: () => FIXED_NOW,
       parseUserAgent: createUserAgentParser(),
     });
-    const base = lookup("8.8.8.8");
+    const base = lookup.find("8.8.8.8");
     assert.equal(base.connection.asn_number, 15169);
     for (const ip of ["2002:808:808::1", "2001:0:808:808:8000:63bf:3fff:fdd2"]) {
-      const got = lookup(ip);
+      const got = lookup.find(ip);
       assert.deepEqual({ ...got, ip: "8.8.8.8" }, base, ip);
       if (mmdblookupAvailable()) {
         // GeoLite2-City, written by MaxMind, aliases these ranges itself.

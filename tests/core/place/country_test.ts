@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { type CountryFacts, countryFacts } from "../../../src/core/place/country.ts";
-import { createCountryEnricher } from "../../../src/core/place/enricher.ts";
+import { createCountryEnricher } from "../../../src/core/place/country_facts.ts";
 import { currencyInfo } from "../../../src/core/place/currency.ts";
 import { flagFor } from "../../../src/core/place/flag.ts";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { countryCodes, countryFacts } from "../../../src/core/place/country.ts";
 import { currencyInfo, hexUnicode } from "../../../src/core/place/currency.ts";
-import { createCountryEnricher } from "../../../src/core/place/enricher.ts";
+import { createCountryEnricher } from "../../../src/core/place/country_facts.ts";
 import type { Currency } from "../../../src/base/types.ts";
 
 const NO_CURRENCY: Currency = {

@@ -80,7 +80,7 @@ Deno.test("operators' ISP, Domain and Connection-Type databases fill connection"
   const dir = await writeBaseDataDir();
   try {
     const { lookup } = await lookupWith(await writeDatabases(dir), dir);
-    assert.deepEqual(lookup("1.128.0.1").connection, {
+    assert.deepEqual(lookup.find("1.128.0.1").connection, {
       asn_number: 64500, // the ASN database wins where it knows the address
       asn_org: "Test network",
       isp: "Telstra Internet",
@@ -88,7 +88,7 @@ Deno.test("operators' ISP, Domain and Connection-Type databases fill connection"
       domain: null,
       connection_type: "Cellular",
     });
-    assert.deepEqual(lookup("1.2.3.4").connection, {
+    assert.deepEqual(lookup.find("1.2.3.4").connection, {
       asn_number: 64500,
       asn_org: "Test network",
       isp: "Test network", // no ISP record: falls back to the AS organisation
@@ -96,7 +96,7 @@ Deno.test("operators' ISP, Domain and Connection-Type databases fill connection"
       domain: "maxmind.com",
       connection_type: null,
     });
-    assert.equal(lookup("1.0.0.1").connection.connection_type, "Cable/DSL");
+    assert.equal(lookup.find("1.0.0.1").connection.connection_type, "Cable/DSL");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -111,7 +111,7 @@ Deno.test("an operator's ISP database gives the ASN where no ASN database is loa
     asn.insertNetwork("9.9.9.0/24", { autonomous_system_number: 19281 });
     await Deno.writeFile(`${dir}/other-asn.mmdb`, asn.toBytes());
     const { lookup } = await lookupWith({ ...env, IPINTEL_ASN_DB: `${dir}/other-asn.mmdb` }, dir);
-    const c = lookup("1.128.0.1").connection;
+    const c = lookup.find("1.128.0.1").connection;
     assert.equal(c.asn_number, 1221);
     assert.equal(c.asn_org, "Telstra Pty Ltd");
     assert.equal(c.isp, "Telstra Internet");
@@ -132,7 +132,7 @@ Deno.test("an operator's Anonymous-IP database sets isVpn, isTor and hosting", a
       ["65.0.0.1", { isVpn: false, isTor: false, isThreat: "medium" }], // hosting provider
       ["8.8.8.8", { isVpn: false, isTor: false, isThreat: "low" }], // loaded, says no
     ];
-    for (const [ip, security] of cases) assert.deepEqual(lookup(ip).security, security, ip);
+    for (const [ip, security] of cases) assert.deepEqual(lookup.find(ip).security, security, ip);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -43,7 +43,7 @@ async function securityOf(dataDir: string, ip: string) {
     now: () => FIXED_NOW,
     parseUserAgent: createUserAgentParser(),
   });
-  return lookup(ip).security;
+  return lookup.find(ip).security;
 }
 
 const manifestOf = async (dir: string) => (await readManifest(dir)) as Manifest;

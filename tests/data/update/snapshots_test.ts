@@ -116,7 +116,7 @@ Deno.test({
         now: () => new Date(),
         parseUserAgent: createUserAgentParser(),
       });
-      const security = lookup("185.220.101.21").security;
+      const security = lookup.find("185.220.101.21").security;
       assert.equal(security.isTor, true);
       assert.equal(security.isThreat, "high");
     } finally {

@@ -1,3 +1,4 @@
+import { servedOf } from "../../../src/service/http/env.ts";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { parseFieldSelection } from "../../../src/core/format/mod.ts";
@@ -75,25 +76,25 @@ Deno.test("data update installs every feed; a Tor exit answers isTor true and is
 
     const lookup = await lookupIn(dataDir);
     // Line 8 of the Tor fixture; the rest from the first line of each list.
-    assert.deepEqual(lookup("185.220.101.82").security, {
+    assert.deepEqual(lookup.find("185.220.101.82").security, {
       isVpn: false,
       isTor: true,
       isThreat: "high",
     });
-    assert.deepEqual(lookup("2.26.157.77").security, {
+    assert.deepEqual(lookup.find("2.26.157.77").security, {
       isVpn: true,
       isTor: false,
       isThreat: "medium",
     });
-    assert.deepEqual(lookup("2001:550:1d05::1").security.isVpn, true);
-    assert.deepEqual(lookup("1.12.0.1").security, {
+    assert.deepEqual(lookup.find("2001:550:1d05::1").security.isVpn, true);
+    assert.deepEqual(lookup.find("1.12.0.1").security, {
       isVpn: false,
       isTor: false,
       isThreat: "medium", // data centre
     });
-    assert.equal(lookup("1.10.16.1").security.isThreat, "high"); // FireHOL 1.10.16.0/20
-    assert.equal(lookup("3.5.140.7").security.isThreat, "medium"); // AWS 3.5.140.0/22
-    assert.deepEqual(lookup("81.2.69.142").security, {
+    assert.equal(lookup.find("1.10.16.1").security.isThreat, "high"); // FireHOL 1.10.16.0/20
+    assert.equal(lookup.find("3.5.140.7").security.isThreat, "medium"); // AWS 3.5.140.0/22
+    assert.deepEqual(lookup.find("81.2.69.142").security, {
       isVpn: false,
       isTor: false,
       isThreat: "low",
@@ -156,7 +157,7 @@ Deno.test("data update moves a list whose kind changed out of its old kind's tre
   await withServer(async (server, dataDir) => {
     const sources = serveFixtures(server).filter((s) => s.kind === "hosting"); // dc-v4, aws
     const kindsOf = async (ip: string) =>
-      (await lookupIn(dataDir))(ip, { selection: parseFieldSelection("risk") }).risk!.matches
+      (await lookupIn(dataDir)).find(ip, { selection: parseFieldSelection("risk") }).risk!.matches
         .filter((m) => m.source === "aws").map((m) => m.kind);
     await update(dataDir, sources);
     assert.deepEqual(await kindsOf("3.5.140.7"), ["hosting"]);
@@ -175,7 +176,7 @@ Deno.test("/status shows an installed source whose last update failed, and why",
     server.routes.set("/tor_bulk_exit_list.txt", { status: 500 });
     await update(dataDir, [tor!]);
     const data = await openDataSet(dataDir);
-    const services = { current: { data, lookup: await lookupIn(dataDir) } };
+    const services = { current: servedOf(data, await lookupIn(dataDir)) };
     const status = (s: ServedSlot) => {
       const failed = () => new Response(null, { status: 500 });
       const answered = applyAnswerRules([pinDataSet(s)], failed);
@@ -190,7 +191,7 @@ Deno.test("/status shows an installed source whose last update failed, and why",
     server.routes.set("/tor_bulk_exit_list.txt", { body: fixture("tor_bulk_exit_list.txt") });
     await update(dataDir, [tor!]);
     const again = await (await status({
-      current: { data: await openDataSet(dataDir), lookup: services.current.lookup },
+      current: servedOf(await openDataSet(dataDir), services.current.lookup),
     })).json();
     assert.equal(again.data.sources[0].lastUpdateFailed, undefined);
   });
@@ -291,7 +292,7 @@ for (const broken of BROKEN) {
       assert.deepEqual(entry(manifest, "tor-exits"), installed, "the installed entry is kept");
       assert.match(manifest.failures?.["tor-exits"]?.reason ?? "", broken.error);
       const lookup = await lookupIn(dataDir);
-      assert.equal(lookup("185.220.101.82").security.isTor, true, "still served");
+      assert.equal(lookup.find("185.220.101.82").security.isTor, true, "still served");
       const leftovers = [...Deno.readDirSync(dataDir)].filter((f) =>
         f.name.startsWith(".") && f.name !== ".lock"
       );
@@ -310,7 +311,11 @@ Deno.test("data update: one failed source does not stop the others", async () =>
       sources.map((s) => `${s.name} ${s.name === "vpn-v4" ? "failed" : "updated"}`),
     );
     const lookup = await lookupIn(dataDir);
-    assert.equal(lookup("2001:550:1d05::1").security.isVpn, true, "the IPv6 VPN list installed");
+    assert.equal(
+      lookup.find("2001:550:1d05::1").security.isVpn,
+      true,
+      "the IPv6 VPN list installed",
+    );
   });
 });
 
@@ -335,7 +340,7 @@ Deno.test("data update installs a downloaded MMDB after checking it, and refuses
     assert.equal(first.outcomes[0]!.status, "updated", first.progress.join("\n"));
     const installed = entry(await manifestOf(dataDir), "my-city");
     assert.equal(installed.dataDate, new Date(1_750_000_000_000).toISOString());
-    assert.equal((await lookupIn(dataDir))("81.2.69.142").geoLocation.countryCode, "GB");
+    assert.equal((await lookupIn(dataDir)).find("81.2.69.142").geoLocation.countryCode, "GB");
 
     const corrupt = good.slice();
     corrupt.fill(0xff, 0, 12); // tree records pointing far outside the file
@@ -363,7 +368,7 @@ Deno.test("data update drops a list removed from the sources file", async () => 
     const manifest = await manifestOf(dataDir);
     assert.equal(manifest.sources.some((e) => e.kind === "tor"), false);
     const lookup = await lookupIn(dataDir);
-    assert.equal(lookup("185.220.101.82").security.isTor, null, "no Tor source: unknown");
+    assert.equal(lookup.find("185.220.101.82").security.isTor, null, "no Tor source: unknown");
     const files = [...Deno.readDirSync(`${dataDir}/feeds`)].map((f) => f.name);
     assert.ok(!files.some((f) => f.startsWith("tor")), files.join(", "));
   });
@@ -391,7 +396,7 @@ Deno.test("data update: a database source renamed (replaced) leaves the manifest
     assert.deepEqual(manifest.sources.filter((e) => e.kind === "city").map((e) => e.name), [
       "new-city",
     ]);
-    assert.equal((await lookupIn(dataDir))("81.2.69.142").geoLocation.countryCode, "IE");
+    assert.equal((await lookupIn(dataDir)).find("81.2.69.142").geoLocation.countryCode, "IE");
     assert.equal(
       await Deno.stat(`${dataDir}/${oldFile}`).catch(() => null),
       null,
@@ -423,7 +428,7 @@ Deno.test("data update never retires a working database until its replacement is
       failed.progress.some((line) => line.startsWith("old-city: kept: other-city")),
       failed.progress.join("\n"),
     );
-    assert.equal((await lookupIn(dataDir))("81.2.69.142").geoLocation.countryCode, "GB");
+    assert.equal((await lookupIn(dataDir)).find("81.2.69.142").geoLocation.countryCode, "GB");
     // /status shows an installed source's failure (lastUpdateFailed): the kept one, and why.
     const data = await openDataSet(dataDir);
     assert.ok(data.installed.some((s) => s.name === "old-city"));
@@ -448,7 +453,7 @@ Deno.test("data update keeps the last City and ASN databases when the sources fi
     const manifest = await manifestOf(dataDir);
     assert.ok(manifest.sources.some((e) => e.kind === "asn"), "the ASN database stays");
     assert.match(manifest.failures?.["test-asn"]?.reason ?? "", /names no City or ASN database/);
-    assert.equal((await lookupIn(dataDir))("185.220.101.82").security.isTor, true);
+    assert.equal((await lookupIn(dataDir)).find("185.220.101.82").security.isTor, true);
   });
 });
 

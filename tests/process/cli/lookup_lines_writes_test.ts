@@ -3,12 +3,19 @@
 import assert from "node:assert/strict";
 import { lookupStream } from "../../../src/process/cli/lookup_lines.ts";
 import { NotFoundError } from "../../../src/base/errors.ts";
-import type { Lookup } from "../../../src/core/lookup/lookup.ts";
+import { Lookup } from "../../../src/core/lookup/lookup.ts";
+import type { FailedItem } from "../../../src/base/types.ts";
+import { fixtureLookup } from "../../_helpers.ts";
 
 /** Every address fails in place (no data needed): an item a line all the same. */
-const lookup = Object.assign((ip: string): never => {
-  throw new NotFoundError(ip, null);
-}, { detail: (): never => assert.fail("not used") }) as unknown as Lookup;
+const lookup = new class extends Lookup {
+  override find(ip: string): never {
+    throw new NotFoundError(ip, null);
+  }
+  override item(ip: string): FailedItem {
+    return { ip, error: { status: 404, message: new NotFoundError(ip, null).message } };
+  }
+}(await fixtureLookup());
 
 /** `batches` reads of 256 lines each, counting the reads asked for. */
 function lines(batches: number) {

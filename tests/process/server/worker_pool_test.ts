@@ -9,7 +9,7 @@ import { loadConfig } from "../../../src/base/config.ts";
 import { openSharedData } from "../../../src/process/server/served.ts";
 import { WorkerPool } from "../../../src/process/server/worker_pool.ts";
 import { sharedCountsBuffer } from "../../../src/service/ops/metrics.ts";
-import { rateTableBuffer } from "../../../src/service/access/rate_table.ts";
+import { rateTableBuffer } from "../../../src/service/keys_limits/rate_table.ts";
 import { readManifest, writeManifest } from "../../../src/data/sources/manifest.ts";
 import { writeFixtureDataDir } from "../../_helpers.ts";
 import { fetchFresh } from "../../_serve_process.ts";

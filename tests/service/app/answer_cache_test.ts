@@ -4,6 +4,7 @@
  * a reload), it is keyed by what the answer depends on, bounded, and counted.
  */
 
+import { servedOf } from "../../../src/service/http/env.ts";
 import assert from "node:assert/strict";
 import { AnswerCache } from "../../../src/service/app/answer_cache.ts";
 import type { App } from "../../../src/service/app/app.ts";
@@ -12,7 +13,9 @@ import { RECORDED, type Recorded, replay } from "./_replay.ts";
 import { createLookup } from "../../../src/core/lookup/lookup.ts";
 import { createUserAgentParser } from "../../../src/core/ua/parse.ts";
 import { openDataSet } from "../../../src/data/sources/data_set.ts";
+import { seededRandom } from "../../_random.ts";
 import {
+  CHROME,
   FIXED_NOW,
   fixtureApp,
   fixtureDataSet,
@@ -49,7 +52,7 @@ async function answered(app: App, recorded: Recorded) {
 Deno.test("every answer from the cache equals the one made fresh: the replay's requests, twice, and after a reload", async () => {
   assert.ok(RECORDED.length > 160);
   const slot: ServedSlot = {
-    current: { data: await fixtureDataSet(), lookup: await fixtureLookup() },
+    current: servedOf(await fixtureDataSet(), await fixtureLookup()),
   };
   const fresh = await fixtureApp({ slot, config: { bulkMax: 10 } });
   const { send, counts } = await cachedApp(slot);
@@ -65,10 +68,10 @@ Deno.test("every answer from the cache equals the one made fresh: the replay's r
 
   // A reload: another data set (its own files, so its own version); the cache starts over.
   const data = await openDataSet(await writeFixtureDataDir());
-  slot.current = {
+  slot.current = servedOf(
     data,
-    lookup: createLookup({ data, now: () => FIXED_NOW, parseUserAgent: createUserAgentParser() }),
-  };
+    createLookup({ data, now: () => FIXED_NOW, parseUserAgent: createUserAgentParser() }),
+  );
   const before = counts.hits;
   for (const recorded of RECORDED) {
     const label = `after the reload: ${recorded.request.method} ${recorded.request.path}`;
@@ -81,7 +84,7 @@ Deno.test("every answer from the cache equals the one made fresh: the replay's r
 
 Deno.test("the cache keys what an answer depends on: format, get, lang, at, the user agent", async () => {
   const slot: ServedSlot = {
-    current: { data: await fixtureDataSet(), lookup: await fixtureLookup() },
+    current: servedOf(await fixtureDataSet(), await fixtureLookup()),
   };
   const { counts } = await cachedApp(slot);
   const cache = new AnswerCache({ entries: 1000 });
@@ -112,7 +115,7 @@ Deno.test("the cache keys the user agent and the second for bare names too (brow
     parseUserAgent: createUserAgentParser(),
   });
   const app = await fixtureApp({
-    slot: { current: { data, lookup } },
+    slot: { current: servedOf(data, lookup) },
     answerCache: new AnswerCache({ entries: 1000 }),
   });
   const get = async (path: string, userAgent = "curl/8") =>
@@ -158,4 +161,96 @@ Deno.test("the cache is bounded in entries and bytes, and 0 turns it off", () =>
   assert.equal(cache.get(served, "t", 100), "z");
   assert.equal(cache.get(served, "t", 101), undefined);
   assert.equal(new AnswerCache({ entries: 0 }).enabled, false);
+});
+
+Deno.test("3,000 seeded requests (addresses, user agents, lang, get, formats, /me behind a proxy) answer the same with the answer cache and without", async () => {
+  const random = seededRandom(50);
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
+  const slot: ServedSlot = {
+    current: servedOf(await fixtureDataSet(), await fixtureLookup()),
+  };
+  const config = { bulkMax: 10, trustedProxies: ["127.0.0.1"] };
+  const counts = { hits: 0, misses: 0 };
+  const cache = new AnswerCache({
+    entries: 200, // small: answers are evicted and made again as the requests go
+    sink: { hit: () => void counts.hits++, miss: () => void counts.misses++, bytes: () => {} },
+  });
+  const cached = await fixtureApp({ slot, answerCache: cache, config });
+  const fresh = await fixtureApp({ slot, config });
+  const ADDRESSES = [
+    "81.2.69.142",
+    "81.2.69.160",
+    "2a02:ec0::1",
+    "1.1.1.1",
+    "9.9.9.9",
+    "10.1.2.3",
+    "8.8.8.8", // no data: 404
+    "1.2.3", // invalid
+    "::ffff:81.2.69.142",
+    "2002:5102:458e::1",
+  ];
+  const AGENTS = [
+    null,
+    "curl/8.5.0",
+    CHROME,
+    "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0",
+    "Googlebot/2.1 (+http://www.google.com/bot.html)",
+    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1",
+  ];
+  const LANGS = [null, null, "de", "ja", "en", "de-AT", "xx"];
+  const GETS = [
+    null,
+    null,
+    "country",
+    "browser",
+    "current_time",
+    "country,city,timezone",
+    "userAgent,security",
+    "isp,asn_org",
+    "os.name",
+    "nope",
+  ];
+  const FORMATS = [null, null, "json", "xml", "csv"];
+  const request = (): [string, Record<string, string>, string] => {
+    const query = new URLSearchParams();
+    const lang = pick(LANGS);
+    const get = pick(GETS);
+    const format = pick(FORMATS);
+    if (lang) query.set("lang", lang);
+    if (get) query.set("get", get);
+    if (format) query.set("format", format);
+    const headers: Record<string, string> = {};
+    const agent = pick(AGENTS);
+    if (agent) headers["user-agent"] = agent;
+    const q = query.size ? `?${query}` : "";
+    if (random() < 0.3) {
+      // /me behind the trusted proxy: the forwarded address is the caller's.
+      headers["x-forwarded-for"] = `${pick(ADDRESSES)}, 127.0.0.1`;
+      return [`/me${q}`, headers, "127.0.0.1"];
+    }
+    if (random() < 0.1) return [`/me${q}`, headers, pick(["81.2.69.142", "2a02:ec0::1"])];
+    return [`/ip/${encodeURIComponent(pick(ADDRESSES))}${q}`, headers, "203.0.113.9"];
+  };
+  const answer = async (app: App, path: string, headers: Record<string, string>, from: string) => {
+    const response = await app.fetch(
+      new Request(`http://localhost${path}`, { headers }),
+      peer(from),
+    );
+    return {
+      status: response.status,
+      headers: [...response.headers].sort(),
+      body: await response.text(),
+    };
+  };
+  for (let i = 0; i < 3000; i++) {
+    const [path, headers, from] = request();
+    const label = `request ${i}: ${path} ${JSON.stringify(headers)} from ${from}`;
+    assert.deepEqual(
+      await answer(cached, path, headers, from),
+      await answer(fresh, path, headers, from),
+      label,
+    );
+  }
+  assert.ok(counts.hits > 100, `answers came from the cache (${counts.hits} hits)`);
+  assert.ok(counts.misses > 200, `and were made again (${counts.misses} misses)`);
 });

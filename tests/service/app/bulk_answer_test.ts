@@ -8,11 +8,11 @@
 import assert from "node:assert/strict";
 import { parse as parseCsv } from "csv-parse/sync";
 import { XMLParser, XMLValidator } from "fast-xml-parser";
-import { AccessControl } from "../../../src/service/access/access.ts";
-import { KeyTable } from "../../../src/service/access/key_table.ts";
-import { RateLimiter } from "../../../src/service/access/rate_limiter.ts";
+import { AccessControl } from "../../../src/service/keys_limits/access_control.ts";
+import { KeyTable } from "../../../src/service/keys_limits/key_table.ts";
+import { RateLimiter } from "../../../src/service/keys_limits/rate_limiter.ts";
 import { HTTP_BATCH_SIZE as BATCH_SIZE } from "../../../src/service/app/bulk_answer.ts";
-import type { Lookup, LookupOptions } from "../../../src/core/lookup/lookup.ts";
+import { Lookup, type LookupOptions } from "../../../src/core/lookup/lookup.ts";
 import { MemoryKeyStore } from "../../../src/data/store/keys.ts";
 import { MemoryRateCounters } from "../../../src/data/store/rate_counts.ts";
 import {
@@ -28,10 +28,12 @@ const lookups = { count: 0 };
 
 async function app(access?: AccessControl) {
   const inner = await fixtureLookup();
-  const lookup: Lookup = Object.assign((ip: string, options?: LookupOptions) => {
-    lookups.count++;
-    return inner(ip, options);
-  }, { detail: inner.detail });
+  const lookup = new class extends Lookup {
+    override find(ip: string, options?: LookupOptions) {
+      lookups.count++;
+      return super.find(ip, options);
+    }
+  }(inner);
   return await fixtureApp({ lookup, config: { bulkMax: BULK_MAX }, access });
 }
 

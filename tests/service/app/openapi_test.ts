@@ -9,15 +9,17 @@ import { ignoredName } from "../../_skip.ts";
 
 import assert from "node:assert/strict";
 import denoJson from "../../../deno.json" with { type: "json" };
-import { AccessControl } from "../../../src/service/access/access.ts";
-import { KeyTable } from "../../../src/service/access/key_table.ts";
-import { RateLimiter } from "../../../src/service/access/rate_limiter.ts";
+import { AccessControl } from "../../../src/service/keys_limits/access_control.ts";
+import { KeyTable } from "../../../src/service/keys_limits/key_table.ts";
+import { RateLimiter } from "../../../src/service/keys_limits/rate_limiter.ts";
 import { createLookup } from "../../../src/core/lookup/lookup.ts";
 import { openDataSet } from "../../../src/data/sources/data_set.ts";
 import { MemoryKeyStore } from "../../../src/data/store/keys.ts";
 import { MemoryRateCounters } from "../../../src/data/store/rate_counts.ts";
 import { createUserAgentParser } from "../../../src/core/ua/parse.ts";
 import { CHROME, DEFAULT_DATA_DIR, FIXED_NOW, fixtureApp, peer } from "../../_helpers.ts";
+import { ROUTES } from "../../../src/service/app/app.ts";
+import { KEY_SECURITY, openApiDocument } from "../../../src/service/app/openapi.ts";
 
 const config = { bulkMax: 3, trustedProxies: ["127.0.0.0/8"] };
 
@@ -309,8 +311,26 @@ Deno.test({
       method: "GET",
       status: 200,
       schema: "LookupResult",
-      instance: lookup(ip, { userAgent: CHROME }),
+      instance: lookup.find(ip, { userAgent: CHROME }),
     }));
     assert.deepEqual(await validate(document, observed), []);
   },
+});
+
+Deno.test("each operation's security comes from its route's access: the key schemes on a keyed route, the API's own on a compatible one, none on an open one", () => {
+  const document = openApiDocument(ROUTES) as {
+    paths: Record<string, Record<string, { security?: unknown }>>;
+  };
+  for (const route of ROUTES) {
+    for (const method of route.methods) {
+      const operation = document.paths[route.path]![method.toLowerCase()]!;
+      const label = `${method} ${route.path} (${route.access})`;
+      if (route.access === "key") assert.deepEqual(operation.security, KEY_SECURITY, label);
+      else if (route.access === "own") assert.ok(Array.isArray(operation.security), label);
+      else assert.equal(operation.security, undefined, label);
+      // Declared once: the declaration's own doc says nothing of the key schemes.
+      const declared = (route.doc as Record<string, { security?: unknown }>)[method.toLowerCase()];
+      if (route.access === "key") assert.equal(declared?.security, undefined, label);
+    }
+  }
 });

@@ -14,11 +14,12 @@
  * compatible APIs, more errors (405s, Host, formats), HEAD and OPTIONS.
  */
 
+import { servedOf } from "../../../src/service/http/env.ts";
 import assert from "node:assert/strict";
 import { fixtureApp, fixtureDataSet, fixtureLookup } from "../../_helpers.ts";
 import { RECORDED, replay } from "./_replay.ts";
 
-const services = { current: { data: await fixtureDataSet(), lookup: await fixtureLookup() } };
+const services = { current: servedOf(await fixtureDataSet(), await fixtureLookup()) };
 const app = await fixtureApp({ slot: services, config: { bulkMax: 10 } });
 
 Deno.test("the pipeline answers every recorded request exactly as the server did before", async () => {

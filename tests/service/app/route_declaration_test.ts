@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { AccessControl } from "../../../src/service/access/access.ts";
-import { KeyTable } from "../../../src/service/access/key_table.ts";
-import { RateLimiter } from "../../../src/service/access/rate_limiter.ts";
+import { AccessControl } from "../../../src/service/keys_limits/access_control.ts";
+import { KeyTable } from "../../../src/service/keys_limits/key_table.ts";
+import { RateLimiter } from "../../../src/service/keys_limits/rate_limiter.ts";
 import { ROUTES } from "../../../src/service/app/app.ts";
 import { type Route, routeLabels } from "../../../src/service/http/route.ts";
 import { instrument } from "../../../src/service/ops/instrument.ts";

@@ -6,8 +6,9 @@
 
 import assert from "node:assert/strict";
 import { lookupItem } from "../../../src/service/bulk/batches.ts";
-import type { Lookup } from "../../../src/core/lookup/lookup.ts";
+import { AppError } from "../../../src/base/errors.ts";
 import { fixtureLookup } from "../../_helpers.ts";
+import { failedItemOf, itemErrorCode } from "../../../src/core/lookup/item.ts";
 
 const INPUTS = [
   "81.2.69.142", // known: London
@@ -36,19 +37,26 @@ const INPUTS = [
 
 Deno.test("lookup.item gives the same items as the throwing lookup, for every kind of input", async () => {
   const lookup = await fixtureLookup();
-  assert.ok(lookup.item, "the data set's lookup has the bulk path");
-  // The same lookup without it: lookupItem then catches what the lookup throws.
-  const throwing = Object.assign((ip: string, options?: object) => lookup(ip, options), {
-    detail: lookup.detail,
-  }) as Lookup;
+  // The same lookup by the throwing path: what `find` throws, as its failed item.
+  const throwing = (input: string, options: object) => {
+    try {
+      return lookup.find(input, options);
+    } catch (error) {
+      const failed = error instanceof AppError ? failedItemOf(input, error) : null;
+      if (failed) return failed;
+      throw error;
+    }
+  };
   for (const lang of [null, "de"]) {
     const options = { userAgent: "curl/8.5.0", lang };
     for (const input of INPUTS) {
-      assert.deepEqual(
-        lookupItem(input, options, lookup),
-        lookupItem(input, options, throwing),
-        `${input} (${lang})`,
-      );
+      const item = lookupItem(input, options, lookup);
+      const thrown = throwing(input, options);
+      assert.deepEqual(item, thrown, `${input} (${lang})`);
+      if ("error" in item && "error" in thrown) {
+        assert.equal(itemErrorCode(item), itemErrorCode(thrown), `${input}: the same code`);
+        assert.notEqual(itemErrorCode(item), null, `${input}: a code`);
+      }
     }
   }
 });

@@ -4,13 +4,20 @@ import assert from "node:assert/strict";
 import { inputParser, readInput } from "../../../src/service/bulk/input.ts";
 import { answerBulk, type BulkEvent, IdleBodyError } from "../../../src/service/bulk/batches.ts";
 import { NotFoundError } from "../../../src/base/errors.ts";
-import type { Lookup } from "../../../src/core/lookup/lookup.ts";
+import { Lookup } from "../../../src/core/lookup/lookup.ts";
+import type { FailedItem } from "../../../src/base/types.ts";
+import { fixtureLookup } from "../../_helpers.ts";
 import type { BulkItem, BulkStop } from "../../../src/base/types.ts";
 
 /** Every address fails in place (no data needed): an item an address all the same. */
-const lookup = Object.assign((ip: string): never => {
-  throw new NotFoundError(ip, null);
-}, { detail: (): never => assert.fail("not used") }) as unknown as Lookup;
+const lookup = new class extends Lookup {
+  override find(ip: string): never {
+    throw new NotFoundError(ip, null);
+  }
+  override item(ip: string): FailedItem {
+    return { ip, error: { status: 404, message: new NotFoundError(ip, null).message } };
+  }
+}(await fixtureLookup());
 
 const encoder = new TextEncoder();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

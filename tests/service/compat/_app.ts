@@ -1,8 +1,8 @@
 /** The app over the fixture data for the compatible APIs' tests: keys, limits and security signals. */
 
-import { AccessControl } from "../../../src/service/access/access.ts";
-import { KeyTable } from "../../../src/service/access/key_table.ts";
-import { RateLimiter } from "../../../src/service/access/rate_limiter.ts";
+import { AccessControl } from "../../../src/service/keys_limits/access_control.ts";
+import { KeyTable } from "../../../src/service/keys_limits/key_table.ts";
+import { RateLimiter } from "../../../src/service/keys_limits/rate_limiter.ts";
 import { createLookup } from "../../../src/core/lookup/lookup.ts";
 import { NO_FEEDS, type RiskSignals, type RiskSource } from "../../../src/data/risk/security.ts";
 import { MemoryKeyStore } from "../../../src/data/store/keys.ts";

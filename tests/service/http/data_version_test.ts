@@ -1,3 +1,4 @@
+import { servedOf } from "../../../src/service/http/env.ts";
 import assert from "node:assert/strict";
 import { fixtureDataSet, fixtureLookup } from "../../_helpers.ts";
 import { testServer } from "../ops/_server.ts";
@@ -43,7 +44,7 @@ Deno.test("a reload changes X-Data-Version; while loading, a 503 names none", as
   assert.equal(loading.status, 503);
   assert.equal(loading.headers.get("x-data-version"), null);
   const data = await fixtureDataSet();
-  t.server.install({ data, lookup: await fixtureLookup() });
+  t.server.install(servedOf(data, await fixtureLookup()));
   const first = await t.request("/ip/81.2.69.142");
   await first.text();
   assert.equal(first.headers.get("x-data-version"), data.version.id);
@@ -51,7 +52,7 @@ Deno.test("a reload changes X-Data-Version; while loading, a 503 names none", as
   const next = Object.assign(Object.create(data), {
     version: { id: "0123456789ab", installedAt: "2026-11-26T00:00:00.000Z" },
   });
-  t.server.install({ data: next, lookup: await fixtureLookup() });
+  t.server.install(servedOf(next, await fixtureLookup()));
   const second = await t.request("/ip/81.2.69.142");
   await second.text();
   assert.equal(second.headers.get("x-data-version"), "0123456789ab");

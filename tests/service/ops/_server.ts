@@ -1,6 +1,7 @@
 /** A server handler (app + fast path + instrumentation) over the fixture data, called in-process. */
 
-import type { AccessControl } from "../../../src/service/access/access.ts";
+import { servedOf } from "../../../src/service/http/env.ts";
+import type { AccessControl } from "../../../src/service/keys_limits/access_control.ts";
 import { createServer, type Server } from "../../../src/process/server/server.ts";
 import type { Config } from "../../../src/base/config.ts";
 import type { ReadinessCheck } from "../../../src/service/ops/readiness.ts";
@@ -41,7 +42,7 @@ export async function testServer(
     writeError: (text) => errors.push(text),
   });
   if (options.loaded ?? true) {
-    server.install({ data: await fixtureDataSet(), lookup: await fixtureLookup() });
+    server.install(servedOf(await fixtureDataSet(), await fixtureLookup()));
   }
   return {
     server,

@@ -1,3 +1,4 @@
+import { servedOf } from "../../../src/service/http/env.ts";
 import assert from "node:assert/strict";
 import {
   type AccessLogEntry,
@@ -5,8 +6,8 @@ import {
   createAccessLogLine,
   truncateAddress,
 } from "../../../src/service/ops/access_log.ts";
-import type { Lookup } from "../../../src/core/lookup/lookup.ts";
-import { fixtureDataSet } from "../../_helpers.ts";
+import { Lookup } from "../../../src/core/lookup/lookup.ts";
+import { fixtureDataSet, fixtureLookup } from "../../_helpers.ts";
 import { testServer } from "./_server.ts";
 
 const KEY = "ipi_SuperSecretKeyValue0123456789";
@@ -159,8 +160,11 @@ Deno.test("a 5xx logs the detail with the request id; the client sees a generic 
   const fail = (): never => {
     throw new Error("database page checksum mismatch at offset 4242");
   };
-  const broken: Lookup = Object.assign(fail, { detail: fail });
-  t.server.install({ data: await fixtureDataSet(), lookup: broken });
+  const broken = new class extends Lookup {
+    override find = fail;
+    override detail = fail;
+  }(await fixtureLookup());
+  t.server.install(servedOf(await fixtureDataSet(), broken));
   const response = await t.request("/ip/81.2.69.142", { headers: { "x-request-id": "req-500" } });
   assert.equal(response.status, 500);
   const body = await response.json();

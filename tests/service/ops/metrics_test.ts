@@ -1,12 +1,14 @@
 import assert from "node:assert/strict";
-import { AccessControl } from "../../../src/service/access/access.ts";
-import { KeyTable } from "../../../src/service/access/key_table.ts";
-import { RateLimiter } from "../../../src/service/access/rate_limiter.ts";
+import { AccessControl } from "../../../src/service/keys_limits/access_control.ts";
+import { KeyTable } from "../../../src/service/keys_limits/key_table.ts";
+import { RateLimiter } from "../../../src/service/keys_limits/rate_limiter.ts";
 import { MemoryKeyStore } from "../../../src/data/store/keys.ts";
 import { MemoryRateCounters } from "../../../src/data/store/rate_counts.ts";
 import { DURATION_BUCKETS, Metrics } from "../../../src/service/ops/metrics.ts";
 import { ROUTE_LABELS } from "../../../src/service/app/app.ts";
 import { FIXED_NOW, fixtureDataSet, fixtureLookup, writeFixtureDataDir } from "../../_helpers.ts";
+import { servedOf } from "../../../src/service/http/env.ts";
+import { Lookup } from "../../../src/core/lookup/lookup.ts";
 import { openDataSet } from "../../../src/data/sources/data_set.ts";
 import { parsePrometheus, type Sample, sampleValue, testServer } from "./_server.ts";
 import { pythonWith } from "../../_python.ts";
@@ -132,10 +134,7 @@ Deno.test("/metrics reports each data file's build time, reloads and record-cach
   assert.equal(sampleValue(samples, "ipintel_data_reloads_total", { result: "success" }), 0);
 
   // A reload: a new data set with empty caches; the totals never go down.
-  t.server.install({
-    data: await openDataSet(await writeFixtureDataDir()),
-    lookup: await fixtureLookup(),
-  });
+  t.server.install(servedOf(await openDataSet(await writeFixtureDataDir()), await fixtureLookup()));
   t.server.metrics.recordReload("success");
   t.server.metrics.recordReload("failure");
   ({ samples } = await scrape(t));
@@ -226,10 +225,12 @@ print(json.dumps(out))
 Deno.test("/metrics reports each source's data date and whether each configured source is present", async () => {
   const t = await testServer({ log: "off" });
   const data = await fixtureDataSet();
-  t.server.install({
-    data: { ...data, absent: [{ name: "tor-exits", kind: "tor", reason: "offline" }] },
-    lookup: await fixtureLookup(),
-  });
+  t.server.install(
+    servedOf(
+      { ...data, absent: [{ name: "tor-exits", kind: "tor", reason: "offline" }] },
+      await fixtureLookup(),
+    ),
+  );
   const { samples } = await scrape(t);
   const city = data.installed.find((s) => s.kind === "city")!;
   assert.ok(city.dataDate);
@@ -254,12 +255,11 @@ Deno.test("counted lookups keep every capability of the lookup: detail, bulk ite
   const lookup = await fixtureLookup(FIXED_NOW, await openDataSet(await writeFixtureDataDir()));
   const metrics = new Metrics({ dataSet: () => null, version: "test", routes: ROUTE_LABELS });
   const counted = metrics.countLookups(lookup);
-  assert.ok(lookup.item && lookup.withoutCacheFills, "the fixture's lookup has both");
-  assert.ok(counted.item, "a streamed bulk's exception-free path stays");
-  assert.equal(counted.withoutCacheFills, lookup.withoutCacheFills);
+  assert.ok(counted instanceof Lookup, "a lookup like any other");
+  assert.equal(counted.withoutCacheFills(() => "scanned"), "scanned");
   assert.deepEqual(counted.item("81.2.69.142"), lookup.item("81.2.69.142"));
   assert.deepEqual(counted.item("1.2.3"), lookup.item("1.2.3"), "an invalid line stays an item");
-  counted("81.2.69.142");
+  counted.find("81.2.69.142");
   counted.detail("81.2.69.142");
   const total = /ipintel_lookups_total (\d+)/.exec(metrics.render())?.[1];
   assert.equal(total, "3", "items with data, lookups and details are counted; failed items not");

@@ -5,7 +5,7 @@
  * counts to the KV and exits 0.
  */
 
-import { counterId } from "../../../src/service/access/rate_limiter.ts";
+import { counterId } from "../../../src/service/keys_limits/rate_limiter.ts";
 import assert from "node:assert/strict";
 import { writeFixtureDataDir } from "../../_helpers.ts";
 import { readToClose, startServe, unchunk, waitFor } from "../../_serve_process.ts";

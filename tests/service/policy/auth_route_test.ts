@@ -4,10 +4,11 @@
  * the policy's version in `/status`, and the rule in the access log line.
  */
 
+import { servedOf } from "../../../src/service/http/env.ts";
 import assert from "node:assert/strict";
-import { AccessControl } from "../../../src/service/access/access.ts";
-import { KeyTable } from "../../../src/service/access/key_table.ts";
-import { RateLimiter } from "../../../src/service/access/rate_limiter.ts";
+import { AccessControl } from "../../../src/service/keys_limits/access_control.ts";
+import { KeyTable } from "../../../src/service/keys_limits/key_table.ts";
+import { RateLimiter } from "../../../src/service/keys_limits/rate_limiter.ts";
 import type { ServedSlot } from "../../../src/service/http/env.ts";
 import { PolicyGate } from "../../../src/service/policy/gate.ts";
 import { createServer } from "../../../src/process/server/server.ts";
@@ -52,7 +53,7 @@ async function gateApp(gate: PolicyGate | null, limit = 100) {
     keys,
     new RateLimiter({ counters: new MemoryRateCounters() }),
   );
-  const services: ServedSlot = { current: { data, lookup } };
+  const services: ServedSlot = { current: servedOf(data, lookup) };
   const app = await fixtureApp({
     slot: services,
     config: { bulkMax: 10, trustedProxies: ["127.0.0.1"] },
@@ -129,7 +130,7 @@ Deno.test("/auth reads the caller as /me does: no key, no decision; untrusted pe
   });
 });
 
-Deno.test("while the data loads, /auth answers 503 and charges nothing", async () => {
+Deno.test("while the data loads, /auth answers 503 once charged, as every lookup route does (tests/service/http/answer_path_test.ts)", async () => {
   await withGate(async (gate) => {
     const { key, auth, services } = await gateApp(gate, 5);
     const loaded = services.current;
@@ -140,7 +141,7 @@ Deno.test("while the data loads, /auth answers 503 and charges nothing", async (
     services.current = loaded;
     const first = await auth("127.0.0.1", { "x-forwarded-for": "8.8.8.8", "x-api-key": key });
     assert.equal(first.status, 403);
-    assert.equal(first.headers.get("ratelimit-remaining"), "4"); // the 503 cost nothing
+    assert.equal(first.headers.get("ratelimit-remaining"), "3"); // the 503 cost its unit
     assert.deepEqual([...gate.counter.snapshot().keys()], ["embargo"]);
   });
 });
@@ -174,7 +175,7 @@ Deno.test("the server: decision counts in /metrics, the version in /status, the 
       policy: gate,
     });
     const data = await gateDataSet();
-    server.install({ data, lookup: await fixtureLookup(undefined, data) });
+    server.install(servedOf(data, await fixtureLookup(undefined, data)));
     const get = async (path: string, from?: string) => {
       const headers = from ? { "x-forwarded-for": from } : undefined;
       const response = await server.handler(
@@ -209,7 +210,7 @@ Deno.test("the server: decision counts in /metrics, the version in /status, the 
 Deno.test("each Response is the gate's own copy: headers set on one never reach the next", async () => {
   await withGate(async (gate) => {
     const data = await gateDataSet();
-    const served = { data, lookup: await fixtureLookup(undefined, data) };
+    const served = servedOf(data, await fixtureLookup(undefined, data));
     const first = gate.respond(served, "8.8.8.8");
     first.headers.set("x-request-id", "one");
     first.headers.set("x-ip-country", "changed by a middleware");

@@ -4,6 +4,7 @@
  * compiled as `data update` installs them.
  */
 
+import { servedOf } from "../../../src/service/http/env.ts";
 import assert from "node:assert/strict";
 import { FIXED_NOW, fixtureDataSet, fixtureLookup } from "../../_helpers.ts";
 import { authAnswer, decide, judge } from "../../../src/service/policy/decide.ts";
@@ -14,7 +15,7 @@ import { InvalidIpError } from "../../../src/base/errors.ts";
 import { gateDataSet } from "./_gate_data.ts";
 
 const data = await gateDataSet();
-const served = { data, lookup: await fixtureLookup(FIXED_NOW, data) };
+const served = servedOf(data, await fixtureLookup(FIXED_NOW, data));
 
 const policy = (json: unknown): Policy => parsePolicy(json, "test policy");
 
@@ -170,7 +171,7 @@ Deno.test("threat levels match exactly; `threat` alone is a threat list's listin
 });
 
 Deno.test("with no security source installed, security rules never match and the facts say unknown", async () => {
-  const bare = { data: await fixtureDataSet(), lookup: await fixtureLookup() }; // City and ASN only
+  const bare = servedOf(await fixtureDataSet(), await fixtureLookup()); // City and ASN only
   const decision = judge(bare, ISSUE_POLICY, "81.2.69.160");
   assert.equal(decision.rule, "default");
   assert.deepEqual(decision.facts.risk, []);

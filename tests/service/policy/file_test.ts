@@ -3,6 +3,7 @@
  * file is served, a bad one refused (reported once) with the old policy kept.
  */
 
+import { servedOf } from "../../../src/service/http/env.ts";
 import assert from "node:assert/strict";
 import { waitFor } from "../../_serve_process.ts";
 import { fixtureLookup } from "../../_helpers.ts";
@@ -87,7 +88,7 @@ Deno.test("a directory or a huge file is refused before it is read", async () =>
 
 Deno.test("an edited policy is served without a restart; a bad one is refused and the old kept", async () => {
   const data = await gateDataSet();
-  const served = { data, lookup: await fixtureLookup(undefined, data) };
+  const served = servedOf(data, await fixtureLookup(undefined, data));
   await withFile(async (path) => {
     await Deno.writeTextFile(path, embargo("US"));
     const lines: string[] = [];

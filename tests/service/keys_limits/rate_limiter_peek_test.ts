@@ -1,7 +1,7 @@
 /** RateLimiter.peek(): what a charge would decide now, counting nothing (the admission of /mcp). */
 
 import assert from "node:assert/strict";
-import { RateLimiter } from "../../../src/service/access/rate_limiter.ts";
+import { RateLimiter } from "../../../src/service/keys_limits/rate_limiter.ts";
 import { MemoryRateCounters } from "../../../src/data/store/rate_counts.ts";
 
 Deno.test("peek() says whether one more unit fits without counting it, and null for a caller never charged", async () => {

@@ -36,7 +36,7 @@ const UNLIMITED = Object.freeze({ kind: "unlimited" } as const);
 /**
  * A flood from one IPv6 prefix is grouped coarsely: once FLOOD_56 distinct /64s
  * of one /56 were seen in a window, that /56 is one caller; once FLOOD_48 of one
- * /48, that /48 is. The tallies are this server's (src/service/access/rate_table.ts).
+ * /48, that /48 is. The tallies are this server's (src/service/keys_limits/rate_table.ts).
  */
 export const FLOOD_56 = 16;
 export const FLOOD_48 = 64;

@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
-import { AccessControl, type AuthSetting } from "../../../src/service/access/access.ts";
-import { KeyTable } from "../../../src/service/access/key_table.ts";
-import { RateLimiter } from "../../../src/service/access/rate_limiter.ts";
-import { assertNotOpenByDefault, describeAccess } from "../../../src/process/server/access.ts";
+import {
+  AccessControl,
+  type AuthSetting,
+} from "../../../src/service/keys_limits/access_control.ts";
+import { KeyTable } from "../../../src/service/keys_limits/key_table.ts";
+import { RateLimiter } from "../../../src/service/keys_limits/rate_limiter.ts";
+import { assertNotOpenByDefault, describeAccess } from "../../../src/process/server/keys_limits.ts";
 import { MemoryKeyStore } from "../../../src/data/store/keys.ts";
 import { MemoryRateCounters } from "../../../src/data/store/rate_counts.ts";
 

@@ -1,9 +1,9 @@
 /** Wires access control for the server: key table, rate limiter and policy over one KV. */
 
-import { AccessControl, type AuthMode } from "../../service/access/access.ts";
-import { KeyTable } from "../../service/access/key_table.ts";
-import { RateLimiter } from "../../service/access/rate_limiter.ts";
-import { RateTable } from "../../service/access/rate_table.ts";
+import { AccessControl, type AuthMode } from "../../service/keys_limits/access_control.ts";
+import { KeyTable } from "../../service/keys_limits/key_table.ts";
+import { RateLimiter } from "../../service/keys_limits/rate_limiter.ts";
+import { RateTable } from "../../service/keys_limits/rate_table.ts";
 import { type Config, ConfigError } from "../../base/config.ts";
 import type { ReadinessCheck } from "../../service/ops/readiness.ts";
 import { throttledLog } from "../../service/ops/throttled_log.ts";

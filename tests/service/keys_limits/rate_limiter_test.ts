@@ -1,5 +1,9 @@
 import assert from "node:assert/strict";
-import { counterId, RateLimiter, waitSeconds } from "../../../src/service/access/rate_limiter.ts";
+import {
+  counterId,
+  RateLimiter,
+  waitSeconds,
+} from "../../../src/service/keys_limits/rate_limiter.ts";
 import { KvRateCounters, MemoryRateCounters } from "../../../src/data/store/rate_counts.ts";
 import { seededRandom } from "../../_random.ts";
 

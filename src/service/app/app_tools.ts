@@ -3,7 +3,7 @@
  * handler may use (`AppTools`), made once when the app is built.
  */
 
-import type { AccessControl } from "../access/access.ts";
+import type { AccessControl } from "../keys_limits/access_control.ts";
 import type { AsnView } from "../../core/asn/view.ts";
 import type { Config } from "../../base/config.ts";
 import type { ClientAddressResolver } from "../http/client_address.ts";

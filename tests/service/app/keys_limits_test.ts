@@ -1,17 +1,18 @@
+import { servedOf } from "../../../src/service/http/env.ts";
 import assert from "node:assert/strict";
 import { XMLParser } from "fast-xml-parser";
 import {
   AccessControl,
   type AccessPolicy,
   anonymousBucket,
-} from "../../../src/service/access/access.ts";
-import { KeyTable } from "../../../src/service/access/key_table.ts";
-import { RateLimiter } from "../../../src/service/access/rate_limiter.ts";
+} from "../../../src/service/keys_limits/access_control.ts";
+import { KeyTable } from "../../../src/service/keys_limits/key_table.ts";
+import { RateLimiter } from "../../../src/service/keys_limits/rate_limiter.ts";
 import { type KeyStore, KvKeyStore, MemoryKeyStore } from "../../../src/data/store/keys.ts";
 import { KvRateCounters, MemoryRateCounters } from "../../../src/data/store/rate_counts.ts";
 import { fixtureApp, fixtureDataSet, fixtureLookup, peer } from "../../_helpers.ts";
 
-const services = { current: { data: await fixtureDataSet(), lookup: await fixtureLookup() } };
+const services = { current: servedOf(await fixtureDataSet(), await fixtureLookup()) };
 const config = { bulkMax: 100 };
 
 /** An app over in-memory keys and counters, on a clock the test controls. */

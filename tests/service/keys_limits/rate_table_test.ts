@@ -1,12 +1,20 @@
 import assert from "node:assert/strict";
-import { AccessControl, FLOOD_48, FLOOD_56 } from "../../../src/service/access/access.ts";
-import { KeyTable } from "../../../src/service/access/key_table.ts";
+import {
+  AccessControl,
+  FLOOD_48,
+  FLOOD_56,
+} from "../../../src/service/keys_limits/access_control.ts";
+import { KeyTable } from "../../../src/service/keys_limits/key_table.ts";
 import {
   type RateDecision,
   RateLimiter,
   SYNC_WAIT_MS,
-} from "../../../src/service/access/rate_limiter.ts";
-import { RateTable, rateTableBuffer, SLOT_BYTES } from "../../../src/service/access/rate_table.ts";
+} from "../../../src/service/keys_limits/rate_limiter.ts";
+import {
+  RateTable,
+  rateTableBuffer,
+  SLOT_BYTES,
+} from "../../../src/service/keys_limits/rate_table.ts";
 import { MemoryKeyStore } from "../../../src/data/store/keys.ts";
 import { type CounterUpdate, MemoryRateCounters } from "../../../src/data/store/rate_counts.ts";
 
@@ -34,11 +42,11 @@ Deno.test("workers in other threads charge the same table exactly", async () => 
   const dir = await Deno.makeTempDir({ prefix: "ipintel-rate-table-" });
   const source = `
     import { RateLimiter } from "${new URL(
-    "../../../src/service/access/rate_limiter.ts",
+    "../../../src/service/keys_limits/rate_limiter.ts",
     import.meta.url,
   )}";
     import { RateTable } from "${new URL(
-    "../../../src/service/access/rate_table.ts",
+    "../../../src/service/keys_limits/rate_table.ts",
     import.meta.url,
   )}";
     import { KvRateCounters } from "${new URL(
