@@ -84,11 +84,16 @@ export class KeyTable {
     onSuccess = () => {},
   ): void {
     if (this.timer !== null) return;
-    const poll = () =>
+    // One poll at a time: a read that waits out a busy KV (up to 10 s) is not joined by more.
+    let polling = false;
+    const poll = () => {
+      if (polling) return;
+      polling = true;
       this.refresh().then((changed) => {
         onSuccess();
         if (changed) onChange();
-      }).catch(onError);
+      }).catch(onError).finally(() => polling = false);
+    };
     const timer = setInterval(poll, intervalMs);
     Deno.unrefTimer(timer);
     this.timer = timer;

@@ -151,7 +151,7 @@ Deno.test("a rate-count sync retries a busy KV within its own shorter bound, the
   }
 });
 
-Deno.test("a key change waits while another process holds the KV file's write lock", async () => {
+Deno.test("a key change waits while another connection holds the KV file's write lock", async () => {
   const dir = await Deno.makeTempDir({ prefix: "ipintel-busy-" });
   const path = `${dir}/keys.kv`;
   const kv = await Deno.openKv(path);
@@ -159,7 +159,7 @@ Deno.test("a key change waits while another process holds the KV file's write lo
   try {
     const store = new KvKeyStore(kv);
     const { record } = await store.create({ name: "acme" });
-    db.exec("BEGIN EXCLUSIVE"); // as a backup tool or a stuck process would
+    db.exec("BEGIN EXCLUSIVE"); // as a backup tool or a stuck writer would
     // The lock goes when the write has met it (SQLite's own wait ends in "database is locked"):
     // no timing decides the outcome.
     let metBusy = 0;
