@@ -258,6 +258,43 @@ function takeBytes(src: Uint8Array, from: number, length: number): Uint8Array {
   return view;
 }
 
+/** Longest address with a port worth naming as such: `[` + address + `]:65535`. */
+const MAX_WITH_PORT_LENGTH = MAX_IP_TEXT_LENGTH + 8;
+
+/** True when `text[from, n)` is 1 to 5 decimal digits (a port). */
+function isPort(text: string, from: number): boolean {
+  const digits = text.length - from;
+  if (digits < 1 || digits > 5) return false;
+  for (let i = from; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < CH_0 || c > CH_9) return false;
+  }
+  return true;
+}
+
+/**
+ * The reason for an address written the way a log or a URL writes it with a
+ * port (`203.0.113.10:51234`, `[2001:db8::1]:443`) or in brackets
+ * (`[2001:db8::1]`), or null. Without it the first reads as an IPv6 address
+ * with a misplaced IPv4 tail. Only when the address part itself is valid.
+ */
+function portReason(text: string): string | null {
+  if (text.charCodeAt(0) === 0x5b) { // '['
+    const close = text.indexOf("]");
+    if (close < 0 || typeof parseIpOrReason(text.slice(1, close)) === "string") return null;
+    if (close === text.length - 1) return "brackets are not accepted; give the address alone";
+    if (text.charCodeAt(close + 1) !== CH_COLON || !isPort(text, close + 2)) return null;
+    return `it carries a port (${JSON.stringify(text.slice(close + 1))}); give the address alone`;
+  }
+  // Unbracketed, only after a dotted quad: "2001:db8::1:443" is a valid IPv6 address.
+  const colon = text.lastIndexOf(":");
+  if (colon < 0 || text.lastIndexOf(".") > colon || text.indexOf(".") < 0) return null;
+  if (!isPort(text, colon + 1) || typeof parseIpOrReason(text.slice(0, colon)) === "string") {
+    return null;
+  }
+  return `it carries a port (${JSON.stringify(text.slice(colon))}); give the address alone`;
+}
+
 /**
  * Parses and validates one IP address. Synchronous and allocation-light:
  * `bytes` is a 4- or 16-byte view into a shared slab (see {@link ParsedIp}).
@@ -280,6 +317,11 @@ export function parseIp(text: string): ParsedIp {
 export function parseIpOrReason(text: string): ParsedIp | string {
   const n = text.length;
   if (n === 0) return "empty string";
+  // Before the length check: "[v6]:port" of a valid long address is longer than any address.
+  if (n <= MAX_WITH_PORT_LENGTH) {
+    const reason = portReason(text);
+    if (reason !== null) return reason;
+  }
   if (n > MAX_IP_TEXT_LENGTH) return `too long (at most ${MAX_IP_TEXT_LENGTH} characters)`;
 
   // One pass for the characters that get a specific reason, so that e.g.

@@ -3,6 +3,7 @@
  * the plan to a lookup result (decisions.md, "get").
  */
 
+import { ownCopy } from "../../base/cache/own_copy.ts";
 import { BadRequestError, quoteInput } from "../../base/errors.ts";
 import type { FailedItem, Json, LookupResult } from "../../base/types.ts";
 import { type FieldCatalogue, type FieldInfo, RESULT_FIELDS } from "./fields.ts";
@@ -34,6 +35,8 @@ export interface FieldSelection {
 const MAX_UNKNOWN = 5;
 /** Bound of the parsed-selection cache (cleared when full). */
 const CACHE_LIMIT = 512;
+/** Longest `get` value cached (every name of the catalogue once is far shorter). */
+const LONGEST_CACHED = 1024;
 
 /**
  * The `get` parser of one answer's layout (see createFieldCatalogue); `examples`
@@ -51,8 +54,10 @@ export function createFieldSelector(
     if (cached !== undefined) return cached;
     const selection = compile(get, catalogue, validNames);
     if (selection === null) return null;
+    // Not a long one (`get=city,,,,…` is valid), and a copy: the value is a slice of the URL.
+    if (get.length > LONGEST_CACHED) return selection;
     if (cache.size >= CACHE_LIMIT) cache.clear();
-    cache.set(get, selection);
+    cache.set(ownCopy(get), selection);
     return selection;
   };
 }

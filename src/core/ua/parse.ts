@@ -13,6 +13,7 @@
 
 import { UAParser } from "ua-parser-js";
 import { LruCache } from "../../base/cache/lru.ts";
+import { ownCopy } from "../../base/cache/own_copy.ts";
 import type { UserAgent } from "../../base/types.ts";
 import { sharedPart } from "../../base/shared_part.ts";
 
@@ -133,14 +134,15 @@ const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/g;
 
 /**
  * Caps `ua` at {@link UA_MAX_LENGTH} without leaving half a surrogate pair: the part
- * of a user agent that is parsed, and its cache key.
+ * of a user agent that is parsed, and its cache key. A copy of its own: a slice would keep
+ * the whole header alive for as long as the cache keeps the key (see ownCopy).
  */
 export function capLength(ua: string): string {
   if (ua.length <= UA_MAX_LENGTH) return ua;
   let end = UA_MAX_LENGTH;
   const last = ua.charCodeAt(end - 1);
   if (last >= 0xd800 && last <= 0xdbff) end--;
-  return ua.slice(0, end);
+  return ownCopy(ua.slice(0, end));
 }
 
 function toUserAgent(raw: RawResult): UserAgent {

@@ -8,8 +8,10 @@
  * every change so that servers notice revocations without scanning;
  * `["keys", "defaults"]` → the limit and window a server applies to keys
  * without their own (written by each server at start, read by `keys list`).
+ * Every KV call goes through a {@link BusyRetry}: a busy KV is waited for, within a bound.
  */
 
+import { BusyRetry } from "./busy.ts";
 import { sha256Hex } from "./sha256.ts";
 
 export const KEY_PREFIX = "ipi_";
@@ -141,14 +143,18 @@ export async function recordServerDefaults(
   kv: Deno.Kv,
   defaults: { limit: number; window: number },
   now: Date = new Date(),
+  busy: BusyRetry = new BusyRetry(),
 ): Promise<void> {
   const value: ServerDefaults = { ...defaults, recorded: now.toISOString() };
-  await kv.set(DEFAULTS, value);
+  await busy.run(() => kv.set(DEFAULTS, value));
 }
 
 /** The defaults the last server started on this KV recorded; null when none has. */
-export async function readServerDefaults(kv: Deno.Kv): Promise<ServerDefaults | null> {
-  const { value } = await kv.get<ServerDefaults>(DEFAULTS);
+export async function readServerDefaults(
+  kv: Deno.Kv,
+  busy: BusyRetry = new BusyRetry(),
+): Promise<ServerDefaults | null> {
+  const { value } = await busy.run(() => kv.get<ServerDefaults>(DEFAULTS));
   return value !== null && Number.isInteger(value.limit) && Number.isInteger(value.window) &&
       value.window > 0
     ? value
@@ -157,27 +163,34 @@ export async function readServerDefaults(kv: Deno.Kv): Promise<ServerDefaults | 
 
 /** The key store on a Deno KV handle opened by the caller. */
 export class KvKeyStore implements KeyStore {
-  constructor(private readonly kv: Deno.Kv, private readonly now: () => Date = () => new Date()) {}
+  constructor(
+    private readonly kv: Deno.Kv,
+    private readonly now: () => Date = () => new Date(),
+    private readonly busy: BusyRetry = new BusyRetry(),
+  ) {}
 
   async create(options: NewKeyOptions): Promise<IssuedKey> {
     const key = generateKey();
     const record = newRecord(options, key, this.now());
-    const result = await this.kv.atomic()
+    const op = this.kv.atomic()
       .check({ key: ID(record.id), versionstamp: null })
       .set(ID(record.id), record)
       .set(HASH(record.hash), record.id)
-      .sum(VERSION, 1n)
-      .commit();
+      .sum(VERSION, 1n);
+    // A commit that threw "database is locked" wrote nothing: committing it again is safe.
+    const result = await this.busy.run(() => op.commit());
     if (!result.ok) throw new Error("Could not store the new key: try again");
     return { record, key };
   }
 
-  async list(): Promise<ApiKeyRecord[]> {
-    const records: ApiKeyRecord[] = [];
-    for await (const entry of this.kv.list<ApiKeyRecord>({ prefix: ["keys", "id"] })) {
-      records.push(entry.value);
-    }
-    return records.sort((a, b) => a.created.localeCompare(b.created));
+  list(): Promise<ApiKeyRecord[]> {
+    return this.busy.run(async () => {
+      const records: ApiKeyRecord[] = [];
+      for await (const entry of this.kv.list<ApiKeyRecord>({ prefix: ["keys", "id"] })) {
+        records.push(entry.value);
+      }
+      return records.sort((a, b) => a.created.localeCompare(b.created));
+    });
   }
 
   revoke(id: string): Promise<ApiKeyRecord> {
@@ -202,18 +215,21 @@ export class KvKeyStore implements KeyStore {
 
   async delete(id: string): Promise<ApiKeyRecord> {
     for (let attempt = 0; attempt < 10; attempt++) {
-      const entry = await this.kv.get<ApiKeyRecord>(ID(id));
-      if (!entry.value) throw new UnknownKeyError(id);
-      if (!entry.value.revoked) throw new ActiveKeyError(id);
-      const result = await this.kv.atomic().check(entry).delete(ID(id))
-        .delete(HASH(entry.value.hash)).sum(VERSION, 1n).commit();
-      if (result.ok) return entry.value;
+      const deleted = await this.busy.run(async () => {
+        const entry = await this.kv.get<ApiKeyRecord>(ID(id));
+        if (!entry.value) throw new UnknownKeyError(id);
+        if (!entry.value.revoked) throw new ActiveKeyError(id);
+        const result = await this.kv.atomic().check(entry).delete(ID(id))
+          .delete(HASH(entry.value.hash)).sum(VERSION, 1n).commit();
+        return result.ok ? entry.value : null;
+      });
+      if (deleted) return deleted;
     }
     throw new Error(`Could not delete API key "${id}": too many concurrent changes`);
   }
 
   async version(): Promise<string> {
-    const entry = await this.kv.get<Deno.KvU64>(VERSION);
+    const entry = await this.busy.run(() => this.kv.get<Deno.KvU64>(VERSION));
     return entry.value ? String(entry.value.value) : "0";
   }
 
@@ -223,12 +239,15 @@ export class KvKeyStore implements KeyStore {
     change: (record: ApiKeyRecord) => { record: ApiKeyRecord; oldHash?: string },
   ): Promise<ApiKeyRecord> {
     for (let attempt = 0; attempt < 10; attempt++) {
-      const entry = await this.kv.get<ApiKeyRecord>(ID(id));
-      if (!entry.value) throw new UnknownKeyError(id);
-      const { record, oldHash } = change(entry.value);
-      const op = this.kv.atomic().check(entry).set(ID(id), record).sum(VERSION, 1n);
-      if (oldHash !== undefined) op.delete(HASH(oldHash)).set(HASH(record.hash), id);
-      if ((await op.commit()).ok) return record;
+      const updated = await this.busy.run(async () => {
+        const entry = await this.kv.get<ApiKeyRecord>(ID(id));
+        if (!entry.value) throw new UnknownKeyError(id);
+        const { record, oldHash } = change(entry.value);
+        const op = this.kv.atomic().check(entry).set(ID(id), record).sum(VERSION, 1n);
+        if (oldHash !== undefined) op.delete(HASH(oldHash)).set(HASH(record.hash), id);
+        return (await op.commit()).ok ? record : null;
+      });
+      if (updated) return updated;
     }
     throw new Error(`Could not update API key "${id}": too many concurrent changes`);
   }

@@ -13,8 +13,10 @@
  * shards per atomic commit (KV's limit on checks), PARALLEL commits at once. A shard holds at most SHARD_CALLERS callers per
  * window; a caller beyond is counted by each server alone for that window. A
  * caller's last use, when asked for (API keys), is `["rate-used", caller]`
- * (no expiry; `keys delete` removes it).
+ * (no expiry; `keys delete` removes it). Every KV call goes through a {@link BusyRetry}.
  */
+
+import { BusyRetry } from "./busy.ts";
 
 /** One counter and what to add to it (0 to only read it). */
 export interface CounterUpdate {
@@ -51,8 +53,12 @@ const PARALLEL = 4;
  * and the sync fails (tests/service/keys_limits/rate_limiter_test.ts, "a concurrent burst").
  */
 const MAX_ATTEMPTS = 30;
-/** How long a chunk retries a busy KV before the sync fails. */
-const BUSY_RETRY_MS = 1000;
+/**
+ * How long a sync's write retries a busy KV before the sync fails (shorter than the rule's
+ * budget: the next sync comes 250 ms later and tries again, and `/ready` must see a KV that
+ * stays held within RATE_SYNC_MAX_AGE_MS). SQLite's own wait (5 s) comes first.
+ */
+export const SYNC_BUSY_BUDGET_MS = 1000;
 
 type Shard = Record<string, number>;
 
@@ -76,7 +82,7 @@ interface ShardWork {
 
 /** Counters in a Deno KV handle opened by the caller. */
 export class KvRateCounters implements RateCounterStore {
-  constructor(private readonly kv: Deno.Kv) {}
+  constructor(private readonly kv: Deno.Kv, private readonly busy: BusyRetry = new BusyRetry()) {}
 
   async sync(updates: readonly CounterUpdate[]): Promise<number[]> {
     const byShard = new Map<string, ShardWork>();
@@ -108,24 +114,27 @@ export class KvRateCounters implements RateCounterStore {
   }
 
   async heartbeat(): Promise<void> {
-    await this.kv.set(HEARTBEAT_KEY, Date.now(), { expireIn: 60_000 });
+    await this.busy.run(
+      () => this.kv.set(HEARTBEAT_KEY, Date.now(), { expireIn: 60_000 }),
+      SYNC_BUSY_BUDGET_MS,
+    );
   }
 
   /** The totals of some counters (absent: 0), for `keys list`. */
   async read(counters: readonly CounterRef[]): Promise<number[]> {
-    const entries = await this.kv.getMany<Shard[]>(counters.map(shardKey));
+    const entries = await this.busy.run(() => this.kv.getMany<Shard[]>(counters.map(shardKey)));
     return entries.map((entry, i) => countIn(entry.value, counters[i]!.caller));
   }
 
   /** A caller's last use (ms), or null when none was kept. */
   async lastUsed(caller: string): Promise<number | null> {
-    const entry = await this.kv.get<Deno.KvU64>(lastUsedKey(caller));
+    const entry = await this.busy.run(() => this.kv.get<Deno.KvU64>(lastUsedKey(caller)));
     return entry.value ? Number(entry.value.value) : null;
   }
 
   /** Removes a caller's last use (its counts expire with their windows). */
   async forget(caller: string): Promise<void> {
-    await this.kv.delete(lastUsedKey(caller));
+    await this.busy.run(() => this.kv.delete(lastUsedKey(caller)));
   }
 
   private async syncChunk(
@@ -133,15 +142,9 @@ export class KvRateCounters implements RateCounterStore {
     shards: readonly ShardWork[],
     totals: number[],
   ): Promise<void> {
-    const start = Date.now();
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      try {
-        if (await this.tryChunk(updates, shards, totals)) return;
-      } catch (error) {
-        // Servers sharing a local KV file contend for SQLite's lock: "database is locked" at
-        // once is worth another try; after SQLite's own wait (5 s), the KV is held: give up.
-        if (!isBusy(error) || Date.now() - start > BUSY_RETRY_MS) throw error;
-      }
+      const tried = () => this.tryChunk(updates, shards, totals);
+      if (await this.busy.run(tried, SYNC_BUSY_BUDGET_MS)) return;
       // Another server wrote first: back off at random, longer each time, and read again.
       const backOffMs = Math.random() * 2 ** Math.min(attempt + 1, 6);
       await new Promise((resolve) => setTimeout(resolve, backOffMs));
@@ -195,10 +198,6 @@ function countIn(shard: unknown, caller: string): number {
   if (!isShard(shard)) return 0;
   const count = shard[caller];
   return typeof count === "number" ? count : 0;
-}
-
-function isBusy(error: unknown): boolean {
-  return error instanceof Error && /database is locked|busy/i.test(error.message);
 }
 
 /** The same counters in memory, for tests. */

@@ -56,9 +56,16 @@ export interface BuildReport {
 export async function buildDefaultData(options: BuildOptions): Promise<BuildReport> {
   const report: BuildReport = { built: [], upToDate: [] };
   await tidyDataDir(options.dataDir, options.purpose ?? "data");
-  for (const source of options.sources) {
-    report[await buildSource(source, options)].push(source.file);
-  }
+  // Fetched and built at once (one's download overlaps the other's compile: a first start
+  // waits for both), installed one after another in the sources' order; none after one failed.
+  let turn: Promise<unknown> = Promise.resolve();
+  const runs = options.sources.map((source) => turn = buildSource(source, options, turn));
+  // Every run ends before this returns (none writes after a failure is reported).
+  const results = await Promise.allSettled(runs);
+  results.forEach((result, i) => {
+    if (result.status === "rejected") throw result.reason;
+    report[result.value].push(options.sources[i]!.file);
+  });
   const from = options.installedFrom;
   const manifest = from ? await readManifest(options.dataDir) : null;
   if (from && manifest && !manifest.sourcesFile) {
@@ -85,18 +92,22 @@ export async function buildDefaultData(options: BuildOptions): Promise<BuildRepo
 async function buildSource(
   source: DefaultSource,
   options: BuildOptions,
+  /** Resolves when the sources before this one are installed; rejects when one failed. */
+  turn: Promise<unknown> = Promise.resolve(),
 ): Promise<"built" | "upToDate"> {
   const { dataDir, progress, signal } = options;
   const now = options.now ?? (() => new Date());
   const name = source.name ?? source.kind;
   const same = (entry: ManifestEntry) => entryName(entry) === name || entry.kind === source.kind;
-  const install = (change: (manifest: Manifest) => Promise<boolean>) =>
-    installLocked(dataDir, {
+  const install = async (change: (manifest: Manifest) => Promise<boolean>) => {
+    await turn;
+    return await installLocked(dataDir, {
       purpose: options.purpose ?? "data",
       waitForLock: options.waitForLock,
       onWait: (holder) => progress(`waiting for ${holder} to finish`),
       signal,
     }, change);
+  };
 
   const current = options.force ? undefined : (await readManifest(dataDir))?.sources.find(same);
   const found = current ? await keepIfCurrent(dataDir, current, source) : null;

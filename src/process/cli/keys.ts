@@ -13,6 +13,7 @@ import {
   UnknownKeyError,
 } from "../../data/store/keys.ts";
 import { KvRateCounters } from "../../data/store/rate_counts.ts";
+import { BusyRetry } from "../../data/store/busy.ts";
 import { type Command, defineCommand } from "./command.ts";
 import { kvLocation, openKv } from "../server/kv.ts";
 
@@ -72,10 +73,11 @@ export const keysCommand: Command = {
         'With --json, "limit" and "window" are the effective ones and "serverDefaults" is ' +
         'what the server recorded ({"limit","window","recorded"}, or null).',
       run: ({ config, flags }) =>
-        withStore(config, async (store, _where, kv) => {
+        withStore(config, async (store, _where, kv, busy) => {
           const records = await store.list();
-          const defaults = await readServerDefaults(kv);
-          const uses = await Promise.all(records.map((r) => useOf(kv, r, config, defaults)));
+          const defaults = await readServerDefaults(kv, busy);
+          const counters = new KvRateCounters(kv, busy);
+          const uses = await Promise.all(records.map((r) => useOf(counters, r, config, defaults)));
           if (flags.json) {
             records.forEach((record, i) => {
               const { known: _, ...use } = uses[i]!;
@@ -160,9 +162,9 @@ export const keysCommand: Command = {
       usage: "<id>",
       positionals: ID,
       run: ({ config, positionals }) =>
-        withStore(config, async (store, _where, kv) => {
+        withStore(config, async (store, _where, kv, busy) => {
           const record = await store.delete(positionals[0]!);
-          await new KvRateCounters(kv).forget(counterId(keyCallerId(record.id)));
+          await new KvRateCounters(kv, busy).forget(counterId(keyCallerId(record.id)));
           console.log(`Deleted API key ${record.id} (${record.name})`);
         }),
     }),
@@ -187,16 +189,19 @@ export const keysCommand: Command = {
 
 /**
  * Opens the configured KV around one action. An unknown id or an active key
- * to delete is the command failing (exit 1, as docs/api.md says), not a usage error.
+ * to delete is the command failing (exit 1, as docs/api.md says), not a usage error;
+ * so is a KV that stays busy past the bound (a KvBusyError naming it).
  */
 async function withStore(
   config: Config,
-  action: (store: KeyStore, where: string, kv: Deno.Kv) => Promise<void>,
+  action: (store: KeyStore, where: string, kv: Deno.Kv, busy: BusyRetry) => Promise<void>,
 ): Promise<number> {
   const kv = await openKv(config);
   try {
+    // A running server writes its counts every 250 ms: every call waits out a busy KV.
+    const busy = new BusyRetry({ location: kvLocation(config) });
     // Thrown on, an UnknownKeyError or ActiveKeyError is printed by runCommand with exit 1.
-    await action(new KvKeyStore(kv), kvLocation(config), kv);
+    await action(new KvKeyStore(kv, undefined, busy), kvLocation(config), kv, busy);
     return 0;
   } finally {
     kv.close();
@@ -226,7 +231,7 @@ function setting(text: string, flag: string, min: number): number | null {
  * this command's settings (`known` false: the limit is the server's, unknown here).
  */
 async function useOf(
-  kv: Deno.Kv,
+  counters: KvRateCounters,
   r: ApiKeyRecord,
   config: Config,
   defaults: ServerDefaults | null,
@@ -235,7 +240,6 @@ async function useOf(
   const window = r.window ?? defaults?.window ?? config.rateWindow;
   const known = r.limit !== null || defaults !== null;
   const caller = counterId(keyCallerId(r.id));
-  const counters = new KvRateCounters(kv);
   const seconds = Date.now() / 1000;
   const index = Math.floor(seconds / window);
   const [previous, current] = await counters.read([index - 1, index].map((windowIndex) => ({

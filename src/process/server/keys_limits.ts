@@ -9,6 +9,8 @@ import type { ReadinessCheck } from "../../service/ops/readiness.ts";
 import { throttledLog } from "../../service/ops/throttled_log.ts";
 import { KvKeyStore, recordServerDefaults } from "../../data/store/keys.ts";
 import { KvRateCounters } from "../../data/store/rate_counts.ts";
+import { BusyRetry } from "../../data/store/busy.ts";
+import { kvLocation } from "./kv.ts";
 
 /** How often servers look for key changes and share their counts (see the README's bound). */
 const KEY_POLL_MS = 1000;
@@ -34,18 +36,21 @@ export interface ServerAccess {
  */
 export async function startAccess(
   kv: Deno.Kv,
-  config: Pick<Config, "auth" | "kv" | "rateLimit" | "rateWindow" | "anonRateLimit">,
+  config: Pick<Config, "auth" | "kv" | "dataDir" | "rateLimit" | "rateWindow" | "anonRateLimit">,
   announce = true,
   table?: SharedArrayBuffer,
 ): Promise<ServerAccess> {
-  const keys = new KeyTable(new KvKeyStore(kv));
+  // `keys` commands and other servers write to the same KV: every call waits out a busy one.
+  const busy = new BusyRetry({ location: kvLocation(config) });
+  const keys = new KeyTable(new KvKeyStore(kv, undefined, busy));
   await keys.refresh();
   if (announce) {
-    await recordServerDefaults(kv, { limit: config.rateLimit, window: config.rateWindow });
+    const defaults = { limit: config.rateLimit, window: config.rateWindow };
+    await recordServerDefaults(kv, defaults, new Date(), busy);
   }
   const syncLog = throttledLog("writing rate counts to the KV");
   const limiter = new RateLimiter({
-    counters: new KvRateCounters(kv),
+    counters: new KvRateCounters(kv, busy),
     table: table && new RateTable(table),
     onSyncError: syncLog.failure,
     onSyncSuccess: syncLog.success,

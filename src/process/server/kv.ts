@@ -3,6 +3,7 @@
 import { dirname, join } from "node:path";
 import { type Config, isEmbeddedData } from "../../base/config.ts";
 import type { ReadinessCheck } from "../../service/ops/readiness.ts";
+import { BusyRetry, KvBusyError } from "../../data/store/busy.ts";
 
 /**
  * Where the KV lives: `IPINTEL_KV`, else `ipintel.kv` beside the data
@@ -19,7 +20,8 @@ export function kvLocation(
 }
 
 /**
- * Opens the KV; a failure names the location and the setting. A KV file is
+ * Opens the KV; a failure names the location and the setting. Opening writes too (SQLite's
+ * journal mode, Deno KV's schema), so a busy KV is waited for like any write. A KV file is
  * created readable by its owner only (0600): it holds key names, key hashes,
  * limits and usage. SQLite gives its -wal and -shm files the same mode.
  */
@@ -27,8 +29,9 @@ export async function openKv(config: Pick<Config, "kv" | "dataDir">): Promise<De
   const location = kvLocation(config);
   try {
     if (isLocalFile(location)) await createPrivately(location);
-    return await Deno.openKv(location);
+    return await new BusyRetry({ location }).run(() => Deno.openKv(location));
   } catch (error) {
+    if (error instanceof KvBusyError) throw error; // it names the KV and the cause
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(`Cannot open the Deno KV at "${location}" (IPINTEL_KV): ${reason}`);
   }

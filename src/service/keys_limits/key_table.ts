@@ -6,6 +6,7 @@
  */
 
 import { type ApiKeyRecord, hashesEqual, hashKey, type KeyStore } from "../../data/store/keys.ts";
+import { ownCopy } from "../../base/cache/own_copy.ts";
 
 export class KeyTable {
   private byHash = new Map<string, ApiKeyRecord>();
@@ -41,13 +42,22 @@ export class KeyTable {
     let hash = this.hashes.get(key);
     if (hash === undefined) {
       hash = hashKey(key);
-      // Bounded: keys sent at random fill it, then it starts over.
-      if (this.hashes.size >= HASHES_KEPT) this.hashes.clear();
-      this.hashes.set(key, hash);
+      // Bounded: keys sent at random fill it, then it starts over. A text longer than any key
+      // is not kept (a 30 KB header would be a 30 KB entry), and what is kept is a copy: the
+      // secret may be a slice of a longer header or URL.
+      if (key.length <= LONGEST_KEY_KEPT) {
+        if (this.hashes.size >= HASHES_KEPT) this.hashes.clear();
+        this.hashes.set(ownCopy(key), hash);
+      }
     }
     const record = this.byHash.get(hash);
     // The map finds by hash; the final comparison of secret-derived bytes is constant-time.
     return record && hashesEqual(record.hash, hash) ? record : null;
+  }
+
+  /** Secrets whose hash is remembered (at most HASHES_KEPT). */
+  get remembered(): number {
+    return this.hashes.size;
   }
 
   /** Keys in the store, revoked ones included. */
@@ -74,11 +84,16 @@ export class KeyTable {
     onSuccess = () => {},
   ): void {
     if (this.timer !== null) return;
-    const poll = () =>
+    // One poll at a time: a read that waits out a busy KV (up to 10 s) is not joined by more.
+    let polling = false;
+    const poll = () => {
+      if (polling) return;
+      polling = true;
       this.refresh().then((changed) => {
         onSuccess();
         if (changed) onChange();
-      }).catch(onError);
+      }).catch(onError).finally(() => polling = false);
+    };
     const timer = setInterval(poll, intervalMs);
     Deno.unrefTimer(timer);
     this.timer = timer;
@@ -92,3 +107,5 @@ export class KeyTable {
 
 /** Secrets whose hash {@link KeyTable.find} remembers (then it starts over). */
 const HASHES_KEPT = 1024;
+/** Longest secret whose hash is remembered: a key is 36 characters (`ipi_` + 32). */
+const LONGEST_KEY_KEPT = 64;

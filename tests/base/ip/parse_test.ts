@@ -176,7 +176,9 @@ const INVALID: { input: string; reason: string }[] = [
   { input: "localhost", reason: 'invalid character "l"' },
   { input: "１.２.３.４", reason: 'invalid character "１"' },
   { input: "1.2.3.4\u0000", reason: "invalid character" },
-  { input: "[::1]", reason: 'invalid character "["' },
+  { input: "[::1]", reason: "brackets are not accepted; give the address alone" },
+  { input: "[::1", reason: 'invalid character "["' },
+  { input: "[x]:80", reason: 'invalid character "["' },
   { input: "::-1", reason: 'invalid character "-"' },
   { input: "g::1", reason: 'invalid character "g"' },
   { input: "1:2:3:4:5:6:7", reason: "needs 8 groups, got 7" },
@@ -195,9 +197,20 @@ const INVALID: { input: string; reason: string }[] = [
   { input: "12345::", reason: "at most 4 hex digits" },
   { input: "::ffff:1.2.3", reason: "exactly 4 decimal octets, got 3" },
   { input: "::ffff:256.1.1.1", reason: "greater than 255" },
-  { input: "::1.2.3.4:1", reason: "must come last" },
+  { input: "::1.2.3.4:ab", reason: "must come last" },
   { input: "1.2.3.4::", reason: "must come last" },
-  { input: "1.2.3.4:80", reason: "must come last" },
+  { input: "1.2.3.4:123456", reason: "must come last" },
+  { input: "1.2.3:80", reason: "must come last" },
+  // An address with a port, as logs and URLs write it.
+  { input: "203.0.113.10:51234", reason: 'it carries a port (":51234"); give the address alone' },
+  { input: "1.2.3.4:80", reason: 'it carries a port (":80"); give the address alone' },
+  { input: "::ffff:1.2.3.4:1", reason: 'it carries a port (":1"); give the address alone' },
+  { input: "[2001:db8::1]:443", reason: 'it carries a port (":443"); give the address alone' },
+  {
+    input: "[ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255]:65535",
+    reason: 'it carries a port (":65535"); give the address alone',
+  },
+  { input: "[2001:db8::1]:https", reason: 'invalid character "["' },
   { input: "x".repeat(MAX_IP_TEXT_LENGTH + 1), reason: "too long" },
   { input: `${"0".repeat(40)}:1.2.3.4`, reason: "too long" },
 ];
@@ -222,6 +235,20 @@ Deno.test("parseIp rejects a 100 KB input with a short message", () => {
     assert.ok(e.message.length < 200, e.message);
     assert.ok(e.message.includes(`"${"1".repeat(64)}…"`), e.message);
     return true;
+  });
+});
+
+Deno.test("parseIp names the port of an address written with one, in the API's message style", () => {
+  assert.throws(
+    () => parseIp("203.0.113.10:51234"),
+    new InvalidIpError(
+      "203.0.113.10:51234",
+      'it carries a port (":51234"); give the address alone',
+    ),
+  );
+  assert.throws(() => parseIp("[2001:db8::1]:443"), {
+    message: 'Invalid IP address "[2001:db8::1]:443": it carries a port (":443"); ' +
+      "give the address alone",
   });
 });
 

@@ -279,3 +279,54 @@ Deno.test("keys: an unknown id or an active key to delete exits 1 (the command f
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("keys set and create succeed while a running server and another writer keep the KV busy", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "ipintel-cli-keys-busy-" });
+  const kv = `${dir}/keys.kv`;
+  const issued = JSON.parse(
+    (await cli(kv, "keys", "create", "--name", "busy", "--limit", "0", "--json")).stdout,
+  );
+  const server = await startServe({ IPINTEL_DATA_DIR: DEFAULT_DATA_DIR, IPINTEL_KV: kv });
+  // Requests all along: the server writes its counts to the KV every 0.25 s.
+  let busy = true;
+  const load = (async () => {
+    const url = `http://127.0.0.1:${server.port}/ip/8.8.8.8`;
+    while (busy) await fetchFresh(url, { headers: { "x-api-key": issued.key } });
+  })();
+  // And a writer flat out, as a second server on the same file: a read-check-write of the
+  // command then meets "database is locked" at once (SQLite does not wait for it), every run.
+  const other = await Deno.openKv(kv);
+  let conflicts = 0;
+  const writer = (async () => {
+    while (busy) {
+      try {
+        const entry = await other.get(["test", "busy"]);
+        await other.atomic().check(entry).set(["test", "busy"], crypto.randomUUID()).commit();
+      } catch (error) {
+        if (!/database is locked/.test(String(error))) throw error;
+        conflicts++;
+      }
+    }
+  })();
+  try {
+    for (const limit of ["100", "200", "300"]) {
+      const set = await cli(kv, "keys", "set", issued.id, "--limit", limit);
+      assert.equal(set.code, 0, set.stderr);
+      assert.equal(set.stderr, "", "a wait that ends well is not reported");
+    }
+    const created = await cli(kv, "keys", "create", "--name", "second");
+    assert.equal(created.code, 0, created.stderr);
+    console.log(`the other writer met a busy KV ${conflicts} times`);
+  } finally {
+    busy = false;
+    await load.catch(() => {});
+    await writer;
+    other.close();
+    await server.stop();
+  }
+  const listed = (await cli(kv, "keys", "list", "--json")).stdout.trim().split("\n")
+    .map((line) => JSON.parse(line));
+  assert.deepEqual(listed.map((r) => r.name), ["busy", "second"]);
+  assert.equal(listed[0].limit, 300);
+  await Deno.remove(dir, { recursive: true });
+});

@@ -6,7 +6,12 @@
 
 import { servedOf } from "../../../src/service/http/env.ts";
 import assert from "node:assert/strict";
-import { AnswerCache } from "../../../src/service/app/answer_cache.ts";
+import {
+  AnswerCache,
+  ENTRY_OVERHEAD_BYTES,
+  entryBytes,
+  MAX_KEY_LENGTH,
+} from "../../../src/service/app/answer_cache.ts";
 import type { App } from "../../../src/service/app/app.ts";
 import type { ServedSlot } from "../../../src/service/http/env.ts";
 import { RECORDED, type Recorded, replay } from "./_replay.ts";
@@ -141,18 +146,19 @@ Deno.test("the cache is bounded in entries and bytes, and 0 turns it off", () =>
   const bytes: number[] = [];
   const cache = new AnswerCache({
     entries: 3,
-    maxBytes: 64 * 200,
+    maxBytes: 64 * 400,
     sink: { hit: () => {}, miss: () => {}, bytes: (n) => void bytes.push(n) },
   });
   for (let i = 0; i < 10; i++) cache.set(served, `k${i}`, "x".repeat(100), null);
-  assert.equal(bytes.at(-1), 3 * 102, "three entries held");
+  const entry = 2 * 2 + 100 + ENTRY_OVERHEAD_BYTES;
+  assert.equal(bytes.at(-1), 3 * entry, "three entries held");
   // Once full, an answer made once is not kept; made again, it is (and the oldest goes).
   assert.equal(cache.get(served, "k9", null), undefined);
   cache.set(served, "k9", "x".repeat(100), null);
   assert.equal(cache.get(served, "k9", null), "x".repeat(100));
   assert.equal(cache.get(served, "k0", null), undefined);
-  assert.equal(bytes.at(-1), 3 * 102);
-  // Bodies over a 64th of the byte bound are not kept.
+  assert.equal(bytes.at(-1), 3 * entry);
+  // Entries over a 64th of the byte bound are not kept.
   cache.set(served, "big", "y".repeat(300), null);
   assert.equal(cache.get(served, "big", null), undefined);
   // An answer showing the time is kept for its second only.
@@ -253,4 +259,73 @@ Deno.test("3,000 seeded requests (addresses, user agents, lang, get, formats, /m
   }
   assert.ok(counts.hits > 100, `answers came from the cache (${counts.hits} hits)`);
   assert.ok(counts.misses > 200, `and were made again (${counts.misses} misses)`);
+});
+
+Deno.test("the cache counts what its entries cost: keys at 2 bytes a character, bodies at 1 or 2, and each entry's own objects", () => {
+  const served = { data: {}, lookup: {} } as never;
+  const cache = new AnswerCache({ entries: 100 });
+  const entries: [string, string][] = [
+    ["json\n\n\n*\ncurl/8\n81.2.69.142", '{"success":true,"data":{"city":"London"}}'],
+    ["xml\n\n\n*\n\n2001:db8::1", "<city>Zürich</city>"], // Latin-1: one byte a character
+    ["xml\nja\n\n*\n\n1.1.1.1", "<city>東京</city>"], // two bytes a character
+  ];
+  for (const [key, body] of entries) cache.set(served, key, body, null);
+  assert.equal(cache.size, 3);
+  const text = entries.reduce((sum, [key, body]) => sum + key.length + body.length, 0);
+  const twoByte = entries[2]![1].length;
+  assert.equal(
+    cache.bytes,
+    text + entries.reduce((sum, [key]) => sum + key.length, 0) + twoByte +
+      3 * ENTRY_OVERHEAD_BYTES,
+  );
+  assert.equal(cache.bytes, entries.reduce((sum, [key, body]) => sum + entryBytes(key, body), 0));
+});
+
+Deno.test("an answer to a 30 KB user agent is served but not cached: its key is over the limit", async () => {
+  const slot: ServedSlot = {
+    current: { data: await fixtureDataSet(), lookup: await fixtureLookup() },
+  };
+  const counts = { hits: 0, misses: 0 };
+  const cache = new AnswerCache({
+    entries: 1000,
+    sink: { hit: () => void counts.hits++, miss: () => void counts.misses++, bytes: () => {} },
+  });
+  const app = await fixtureApp({ slot, answerCache: cache });
+  const get = async (userAgent: string) => {
+    const response = await app.fetch(
+      new Request("http://localhost/ip/81.2.69.142?get=browser", {
+        headers: { "user-agent": userAgent },
+      }),
+      peer("81.2.69.142"),
+    );
+    return { status: response.status, body: await response.text() };
+  };
+  const hostile = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0 " +
+    "x".repeat(30_000);
+  assert.ok(hostile.length > MAX_KEY_LENGTH);
+  const first = await get(hostile);
+  assert.equal(first.status, 200);
+  assert.match(first.body, /"browser":\{"name":"Firefox"/);
+  assert.deepEqual(await get(hostile), first, "the same answer, made again");
+  assert.deepEqual([cache.size, cache.bytes], [0, 0], "nothing kept");
+  assert.deepEqual(counts, { hits: 0, misses: 0 }, "not looked up either");
+  // A real browser's user agent is cached as before.
+  await get("Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0");
+  await get("Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0");
+  assert.deepEqual([cache.size, counts.hits], [1, 1]);
+});
+
+Deno.test("the byte bound holds for entries of the longest keys cached", () => {
+  const served = { data: {}, lookup: {} } as never;
+  const maxBytes = 1024 * 1024;
+  const cache = new AnswerCache({ entries: 100_000, maxBytes });
+  const body = '{"success":true,"data":{"browser":{"name":"Firefox","version":"128.0"}}}';
+  for (let i = 0; i < 2000; i++) {
+    const key = `json\n\n\nbrowser\n${String(i).padEnd(MAX_KEY_LENGTH - 23, "u")}\n8.8.8.8`;
+    assert.equal(key.length, MAX_KEY_LENGTH);
+    cache.set(served, key, body, null);
+    assert.ok(cache.bytes <= maxBytes, `${cache.bytes} bytes after ${i + 1} answers`);
+  }
+  const each = entryBytes("x".repeat(MAX_KEY_LENGTH), body);
+  assert.equal(cache.size, Math.floor(maxBytes / each), "as many as the bound has room for");
 });

@@ -94,6 +94,18 @@ Deno.test("errors answer with the status and a message naming the input", async 
   }
 });
 
+Deno.test("an address given with its port is refused with a message saying so, status unchanged", async () => {
+  const cases = [
+    ["/ip/203.0.113.10:51234", '"203.0.113.10:51234": it carries a port (":51234")'],
+    ["/ip/[2001:db8::1]:443", '"[2001:db8::1]:443": it carries a port (":443")'],
+  ];
+  for (const [path, quoted] of cases) {
+    const res = await json(path!);
+    assert.equal(res.status, 404, path); // invalid addresses answer 404 (docs/decisions.md)
+    assert.equal(res.body.message, `Invalid IP address ${quoted}; give the address alone`);
+  }
+});
+
 Deno.test("an unknown get name lists the valid names", async () => {
   const { body } = await json("/ip/81.2.69.142?get=city,bogus");
   assert.match(body.message, /bogus/);

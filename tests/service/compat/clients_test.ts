@@ -221,6 +221,7 @@ Deno.test({
             args: [
               "run",
               "-A",
+              "--lock=deno.dev.lock", // node-ipinfo is a test package (README, "Dependencies")
               "tests/service/compat/_ipinfo_client.ts",
               `https://${host}/ipinfo`,
               token,
