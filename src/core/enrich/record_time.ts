@@ -6,6 +6,7 @@
  */
 
 import { parseAt } from "../../data/history/at.ts";
+import { validDateTime, validOffset } from "./time_range.ts";
 
 const MONTHS: Record<string, number> = {
   Jan: 0,
@@ -50,6 +51,18 @@ function readTime(text: string): Date | string {
     const monthIndex = MONTHS[month!];
     if (monthIndex === undefined) return `invalid time ${JSON.stringify(text)}`;
     const offset = (Number(zoneHours) * 60 + Number(zoneMinutes)) * (sign === "-" ? -1 : 1);
+    // Checked part by part: Date.UTC would roll 32/Feb 25:61:61 over into March.
+    const wrong = validOffset(Number(zoneHours), Number(zoneMinutes)) ??
+      validDateTime(
+        Number(year),
+        monthIndex + 1,
+        Number(day),
+        Number(hour),
+        Number(minute),
+        Number(second),
+        offset,
+      );
+    if (wrong !== null) return `invalid time ${JSON.stringify(text)}: ${wrong}`;
     const utc = Date.UTC(
       Number(year),
       monthIndex,

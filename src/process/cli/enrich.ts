@@ -9,6 +9,7 @@
 import { type Config, type FlagValues, UsageError } from "../../base/config.ts";
 import { type FieldSelection, parseFieldSelection } from "../../core/format/select.ts";
 import {
+  type CutPiece,
   Enricher,
   type EnrichInput,
   EnrichInputError,
@@ -20,7 +21,8 @@ import { parseAt } from "../../data/history/at.ts";
 import { openServed, openSharedData, servedFor } from "../server/served.ts";
 import { addCounts, EnrichPool } from "./enrich_pool.ts";
 import { defineCommand } from "./command.ts";
-import { lazyParts, streamConfig } from "./lookup.ts";
+import { lazyParts, STREAM_CACHE_SIZE, streamConfig } from "./lookup.ts";
+import { MAX_RECORD } from "../../core/enrich/csv_records.ts";
 
 const ENRICH_FLAGS = {
   input: {
@@ -58,6 +60,16 @@ const ENRICH_FLAGS = {
     placeholder: "<path>",
     description: "NDJSON: answer security and risk as of this field's time (ISO 8601 or epoch s)",
   },
+  "ua-column": {
+    type: "string",
+    placeholder: "<name>",
+    description: "CSV/TSV: the user-agent column, parsed into userAgent (logs: their own)",
+  },
+  "ua-field": {
+    type: "string",
+    placeholder: "<path>",
+    description: "NDJSON: the user-agent field, a dotted path, parsed into userAgent",
+  },
   "log-time": {
     type: "boolean",
     description: "Logs: answer security and risk as of each line's own [time]",
@@ -93,7 +105,11 @@ export const enrichCommand = defineCommand({
     "Reads the file (or standard input) and writes every record once, in order, to standard " +
     "output with the selected fields added (docs/enrich.md). A record without an address, with " +
     "an invalid one, a malformed JSON line or a short row is written with an error field and " +
-    "counted; the run goes on. A summary goes to standard error at the end, and a progress " +
+    "counted; the run goes on. A record longer than 1 MiB (" + MAX_RECORD.toLocaleString("en") +
+    " characters: a quote left open) is such a bad record: its first line is written back " +
+    "with the error, and reading resumes after it. An access log's user agent (the combined " +
+    "format's last quoted field) fills userAgent; --ua-column and --ua-field name it in " +
+    "CSV/TSV and NDJSON. A summary goes to standard error at the end, and a progress " +
     "line while it runs when standard error is a terminal. Exit status 0, or 1 when the input " +
     "itself cannot be read.",
   settings: [
@@ -106,6 +122,9 @@ export const enrichCommand = defineCommand({
     "ispDb",
     "anonymousIpDb",
   ],
+  settingDefaults: {
+    cacheSize: `${STREAM_CACHE_SIZE}`,
+  },
   run: ({ config, flags, positionals }) => runEnrich(config, flags, positionals[0] ?? "-"),
 });
 
@@ -156,7 +175,9 @@ async function runEnrich(
   const { lookup } = shared
     ? servedFor(shared.data, lazyParts())
     : await openServed(streaming, lazyParts());
-  const reader = (file?.readable ?? Deno.stdin.readable).pipeThrough(new TextDecoderStream())
+  // The byte-order mark is kept (the engine writes it back where it was).
+  const reader = (file?.readable ?? Deno.stdin.readable)
+    .pipeThrough(new TextDecoderStream("utf-8", { ignoreBOM: true }))
     .getReader();
   const out = Deno.stdout.writable.getWriter();
   const encoder = new TextEncoder();
@@ -194,6 +215,7 @@ async function runEnrich(
         field: flags.field,
         time: flags["time-column"] ?? flags["time-field"],
         logTime: flags["log-time"] ?? false,
+        userAgent: flags["ua-column"] ?? flags["ua-field"],
         prefix: flags.prefix ?? "ip_",
         into: flags.into ?? "ipintel",
         selection,
@@ -213,12 +235,7 @@ async function runEnrich(
         });
       }
       if (pool) {
-        const text = enricher.cut(value);
-        const answer = text === "" ? Promise.resolve("") : pool.submit(text);
-        // When a worker fails, every batch waiting fails with it: the first one awaited
-        // ends the run, the others are not left as unhandled rejections.
-        answer.catch(() => {});
-        answers.push(answer);
+        for (const piece of enricher.cut(value)) answers.push(submitted(pool, piece));
       } else {
         answers.push(Promise.resolve(enricher.push(value)));
       }
@@ -261,6 +278,16 @@ async function runEnrich(
       (pool ? ` with ${config.workers} workers` : ""),
   );
   return 0;
+}
+
+/** A cut piece's output: records sent to a worker, or a bad record this isolate wrote. */
+function submitted(pool: EnrichPool, piece: CutPiece): Promise<string> {
+  if (typeof piece !== "string") return Promise.resolve(piece.written);
+  const answer = pool.submit(piece);
+  // When a worker fails, every batch waiting fails with it: the first one awaited
+  // ends the run, the others are not left as unhandled rejections.
+  answer.catch(() => {});
+  return answer;
 }
 
 function rate(records: number, ms: number): number {
