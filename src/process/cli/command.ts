@@ -106,7 +106,11 @@ export async function runCommand(
       throw new UsageError(`${what}\nUsage: ${usageLine(command, path)}`);
     }
     const config = commandConfig(env, configFlags);
-    return await command.run!({ config, flags, positionals });
+    const chosen = new Set(
+      OPTIONS.filter((o) => configFlags[o.flag] !== undefined || (env[o.env] ?? "") !== "")
+        .map((o) => o.key),
+    );
+    return await command.run!({ config, chosen, flags, positionals });
   } catch (error) {
     console.error(`${path}: ${error instanceof Error ? error.message : error}`);
     return error instanceof UsageError || error instanceof ConfigError ? 2 : 1;

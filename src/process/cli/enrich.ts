@@ -124,14 +124,20 @@ export const enrichCommand = defineCommand({
   ],
   settingDefaults: {
     cacheSize: `${STREAM_CACHE_SIZE}`,
+    workers: "1 (set: that many, from about 1 MB on)",
   },
-  run: ({ config, flags, positionals }) => runEnrich(config, flags, positionals[0] ?? "-"),
+  run: ({ config, chosen, flags, positionals }) =>
+    runEnrich(config, flags, positionals[0] ?? "-", chosen?.has("workers") ?? false),
 });
 
 /**
  * Input chunks (of up to 64 KB) answered here before the workers start: a short input is
- * answered before they would have opened the data, and pays nothing for them. (Workers fill
- * caches of their own: on 2 cores they gain from about 40 MB on; docs/enrich.md.)
+ * answered before they would have opened the data, and pays nothing for them.
+ *
+ * Workers answer only when the user sets their number (--workers, IPINTEL_WORKERS): left to
+ * itself enrich answers in this isolate. Each worker fills caches of its own, so workers took
+ * 1.3-1.75x the memory of one isolate on every input measured, and were slower on logs and on
+ * short inputs (bench/enrich_defaults.ts, docs/enrich.md).
  */
 const POOL_AFTER_CHUNKS = 16;
 
@@ -145,6 +151,7 @@ async function runEnrich(
   config: Config,
   flags: FlagValues<typeof ENRICH_FLAGS>,
   path: string,
+  workersChosen: boolean,
 ): Promise<number> {
   const chosen = checkedInput(flags.input);
   const output = checkedOutput(flags.format);
@@ -171,7 +178,7 @@ async function runEnrich(
   }
   // With workers, the data set is verified once, in memory the workers share.
   const streaming = streamConfig(config);
-  const shared = config.workers > 1 ? await openSharedData(streaming) : null;
+  const shared = workersChosen && config.workers > 1 ? await openSharedData(streaming) : null;
   const { lookup } = shared
     ? servedFor(shared.data, lazyParts())
     : await openServed(streaming, lazyParts());
@@ -223,8 +230,8 @@ async function runEnrich(
         at,
       };
       enricher ??= new Enricher(lookup, options);
-      // A long input is answered by the workers from its POOL_AFTER_CHUNKS-th chunk on (past
-      // its header); a short one by this isolate alone.
+      // With workers set, a long input is answered by them from its POOL_AFTER_CHUNKS-th chunk
+      // on (past its header); a short one by this isolate alone.
       const position = enricher.position();
       if (shared && pool === null && ++chunks >= POOL_AFTER_CHUNKS && position) {
         pool = new EnrichPool(config.workers, {

@@ -104,3 +104,27 @@ Deno.test("ipintel enrich fills userAgent from an access log's own, and from --u
   const rows: Record<string, string>[] = parse(table.stdout, { columns: true });
   assert.equal(rows[0]!["ip_browser.name"] ?? rows[0]!["ip_userAgent.browser.name"], "Chrome");
 });
+
+Deno.test("ipintel enrich answers in one isolate unless workers are set: they cost memory and were slower on logs (issue 49)", async () => {
+  // About 3 MB of log: past the first MB, where set workers take over.
+  const lines = [];
+  for (let i = 0; i < 20_000; i++) {
+    lines.push(
+      `${
+        i % 2 ? "8.8.8.8" : "1.1.1.1"
+      } - - [10/Oct/2026:13:55:36 +0000] "GET /${i} HTTP/1.1" 200 ${i} "-" "${CHROME}"\n`,
+    );
+  }
+  const log = lines.join("");
+  const args = ["enrich", "--get", "countryCode"];
+  const byDefault = await runCli(args, ENV, 120_000, log);
+  const set = await runCli([...args, "--workers", "2"], ENV, 120_000, log);
+  assert.equal(byDefault.code, 0, byDefault.stderr);
+  assert.equal(set.code, 0, set.stderr);
+  assert.match(
+    byDefault.stderr,
+    /20000 records, 20000 enriched, 0 failed in [\d.]+ s, \d+ records\/s\n$/,
+  );
+  assert.match(set.stderr, / with 2 workers\n$/);
+  assert.equal(set.stdout, byDefault.stdout);
+});
