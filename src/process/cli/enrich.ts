@@ -136,8 +136,8 @@ export const enrichCommand = defineCommand({
  *
  * Workers answer only when the user sets their number (--workers, IPINTEL_WORKERS): left to
  * itself enrich answers in this isolate. Each worker fills caches of its own, so workers took
- * 1.3-1.75x the memory of one isolate on every input measured, and were slower on logs and on
- * short inputs (bench/enrich_defaults.ts, docs/enrich.md).
+ * 1.26-1.94x the memory of one isolate on every input measured, and were slower on short inputs
+ * and on most logs (bench/enrich_defaults.ts, docs/enrich.md).
  */
 const POOL_AFTER_CHUNKS = 16;
 
