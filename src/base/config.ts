@@ -210,7 +210,7 @@ export const OPTIONS = [
     "workers",
     "IPINTEL_WORKERS",
     "workers",
-    "Request-serving workers sharing one port and one copy of the data (always 1 with the node server); enrich's workers for a long input",
+    "Request-serving workers sharing one port and one copy of the data (always 1 with the node server); enrich's workers when set (else one isolate)",
     defaultWorkers,
     integerIn(1, 256),
   ),

@@ -7,58 +7,135 @@
  */
 
 /**
+ * The most characters one record may hold: 1 MiB (1,048,576 UTF-16 code units, what a
+ * JavaScript string counts). A record past it is a bad record (`Oversized`): its first line
+ * is written back with the reason, and reading resumes after that line, outside quotes.
+ * So a stray quote costs one row, and what is held and scanned again stays within the
+ * bound: time and memory linear in the input (docs/enrich.md).
+ */
+export const MAX_RECORD = 1 << 20;
+
+/**
+ * A record longer than `MAX_RECORD`: the text of its first line (its line break
+ * included), written back as it was read with the reason as its error.
+ */
+export class Oversized {
+  constructor(readonly text: string) {}
+}
+
+/** What a splitter gives: a whole record's text, or a bad one past the bound. */
+export type Piece = string | Oversized;
+
+/**
  * Splits text into whole records, carrying an unfinished one (a quote still
  * open, or no line break yet) to the next chunk. Each record keeps its line
  * break (`\n` or `\r\n`), so it is written back as it came. Without `quoted`
  * (NDJSON, logs), every line break ends a record: an Apache log's `\"` or a
- * malformed JSON line's stray quote cannot join lines.
+ * malformed JSON line's stray quote cannot join lines. A record past `max`
+ * characters (`MAX_RECORD`) is `Oversized`.
  */
 export class RecordSplitter {
   readonly #quoted: boolean;
+  readonly #max: number;
   #rest = "";
   #inQuotes = false;
   /** Where scanning for quotes resumes in #rest (what is before it was scanned). */
   #scanned = 0;
+  /**
+   * A line already past the bound with no line break yet: its parts, joined once it ends
+   * (added up, not concatenated and scanned again per chunk).
+   */
+  #long: string[] | null = null;
 
-  constructor(options: { quoted?: boolean } = {}) {
+  constructor(options: { quoted?: boolean; max?: number } = {}) {
     this.#quoted = options.quoted ?? true;
+    this.#max = options.max ?? MAX_RECORD;
   }
 
   /** The records completed by `chunk`, in order. */
-  push(chunk: string): string[] {
-    const records: string[] = [];
+  push(chunk: string): Piece[] {
+    const records: Piece[] = [];
     this.#take(chunk, records);
     return records;
   }
 
   /**
-   * The text of the records completed by `chunk`, whole, as one string (`""`: none):
-   * what `push` gives, joined, without cutting it into records.
+   * The records completed by `chunk`: runs of whole records, each run as one string
+   * (what `push` gives, joined, without cutting it into records), and each bad record
+   * apart, in order. None: `[]`.
    */
-  cut(chunk: string): string {
+  cut(chunk: string): Piece[] {
     return this.#take(chunk, null);
   }
 
   /** The last record, if the input did not end with a line break (or ended inside quotes). */
-  end(): string | null {
+  end(): Piece | null {
     const rest = this.#rest;
+    const long = this.#long;
     this.#rest = "";
     this.#scanned = 0;
     this.#inQuotes = false;
+    this.#long = null;
+    if (long !== null) return new Oversized(long.join(""));
     return rest === "" ? null : rest;
   }
 
-  /** Adds `chunk`; returns the text of the records it completes, each also put in `records`. */
-  #take(chunk: string, records: string[] | null): string {
+  /** Adds `chunk`; returns the runs of records it completes, each record also put in `records`. */
+  #take(chunk: string, records: Piece[] | null): Piece[] {
+    const runs: Piece[] = [];
+    if (this.#long !== null) {
+      const newline = chunk.indexOf("\n");
+      if (newline === -1) {
+        this.#long.push(chunk);
+        return runs;
+      }
+      this.#long.push(chunk.slice(0, newline + 1));
+      const bad = new Oversized(this.#long.join(""));
+      this.#long = null;
+      records?.push(bad);
+      runs.push(bad);
+      chunk = chunk.slice(newline + 1);
+    }
     const text = this.#rest + chunk;
-    const start = this.#quoted ? this.#scanQuoted(text, records) : scanLines(text, records);
+    let runStart = 0;
+    let start = 0;
+    for (;;) {
+      start = this.#quoted
+        ? this.#scanQuoted(text, start, records)
+        : this.#scanLines(text, start, records);
+      if (text.length - start <= this.#max) break;
+      // The record from `start` is past the bound: its first line is a bad record, and
+      // reading resumes after it, outside quotes. (When a quote it opened ran on, that line
+      // holds an odd number of quotes, so every line break scanned since then ends a record:
+      // the text is scanned again once, never over and over.)
+      if (start > runStart) runs.push(text.slice(runStart, start));
+      const newline = text.indexOf("\n", start);
+      if (newline === -1) {
+        this.#long = [text.slice(start)];
+        this.#rest = "";
+        this.#scanned = 0;
+        this.#inQuotes = false;
+        return runs;
+      }
+      const bad = new Oversized(text.slice(start, newline + 1));
+      records?.push(bad);
+      runs.push(bad);
+      start = runStart = newline + 1;
+      this.#scanned = start;
+      this.#inQuotes = false;
+    }
+    if (start > runStart) runs.push(text.slice(runStart, start));
     this.#rest = text.slice(start);
-    return text.slice(0, start);
+    this.#scanned -= start;
+    return runs;
   }
 
-  /** Where the last whole record of `text` ends, a quote-aware scan (records put in `records`). */
-  #scanQuoted(text: string, records: string[] | null): number {
-    let start = 0;
+  /**
+   * Where the unfinished record of `text` starts (records from `start` put in `records`):
+   * a quote-aware scan from `#scanned`, which it leaves at the end of `text`. A record that
+   * ends past the bound is left unfinished, for `#take` to cut.
+   */
+  #scanQuoted(text: string, start: number, records: Piece[] | null): number {
     let i = this.#scanned;
     let inQuotes = this.#inQuotes;
     // The next quote at or after `i` (-1: none in the rest of the text), found once, not per line.
@@ -70,6 +147,7 @@ export class RecordSplitter {
       if (quote === -1 || quote > newline) {
         // No quote before the line break: it ends the record unless a quote is open.
         if (!inQuotes) {
+          if (newline + 1 - start > this.#max) return start;
           records?.push(text.slice(start, newline + 1));
           start = newline + 1;
         }
@@ -79,26 +157,24 @@ export class RecordSplitter {
         i = quote + 1;
       }
     }
-    // Quotes after the last line break are scanned again with the rest (a few bytes).
-    const quoteTail = text.indexOf('"', i);
-    if (quoteTail !== -1) {
-      for (let q = quoteTail; q !== -1; q = text.indexOf('"', q + 1)) inQuotes = !inQuotes;
-    }
-    this.#scanned = text.length - start;
+    // Quotes after the last line break are counted now, and not scanned again.
+    for (let q = text.indexOf('"', i); q !== -1; q = text.indexOf('"', q + 1)) inQuotes = !inQuotes;
+    this.#scanned = text.length;
     this.#inQuotes = inQuotes;
     return start;
   }
-}
 
-/** Where the last whole line of `text` ends (lines put in `records`). */
-function scanLines(text: string, records: string[] | null): number {
-  if (records === null) return text.lastIndexOf("\n") + 1;
-  let start = 0;
-  for (let newline = text.indexOf("\n"); newline !== -1; newline = text.indexOf("\n", start)) {
-    records.push(text.slice(start, newline + 1));
-    start = newline + 1;
+  /** Where the unfinished line of `text` starts (lines from `start` put in `records`). */
+  #scanLines(text: string, start: number, records: Piece[] | null): number {
+    let newline = text.indexOf("\n", Math.max(start, this.#scanned));
+    for (; newline !== -1; newline = text.indexOf("\n", start)) {
+      if (newline + 1 - start > this.#max) return start;
+      records?.push(text.slice(start, newline + 1));
+      start = newline + 1;
+    }
+    this.#scanned = text.length;
+    return start;
   }
-  return start;
 }
 
 /** A record without its line break, and the line break (`"\n"`, `"\r\n"` or `""` at the end). */
@@ -169,15 +245,4 @@ export function fieldAt(
   }
   const fields = parseFields(record, delimiter);
   return fields.length < count ? null : fields[index] ?? null;
-}
-
-/** Fields that must be quoted: holding the delimiter (comma or tab), a quote, CR or LF. */
-const NEEDS_QUOTES: Readonly<Record<string, RegExp>> = { ",": /[",\r\n]/, "\t": /["\t\r\n]/ };
-
-/** One field as written: quoted, its quotes doubled, when it holds the delimiter, a quote, CR or LF. */
-export function quoteField(text: string, delimiter: string): string {
-  const safe = text.isWellFormed() ? text : text.toWellFormed();
-  const needs = NEEDS_QUOTES[delimiter];
-  const quoted = needs ? needs.test(safe) : safe.includes(delimiter) || /["\r\n]/.test(safe);
-  return quoted ? `"${safe.replaceAll('"', '""')}"` : safe;
 }

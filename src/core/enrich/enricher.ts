@@ -24,12 +24,21 @@
 
 import { AppError, type ErrorCode } from "../../base/errors.ts";
 import type { FailedItem, Json, LookupResult } from "../../base/types.ts";
-import { cellText } from "../format/csv.ts";
+import { cellText, csvField } from "../format/csv.ts";
 import { applySelection, type FieldSelection } from "../format/select.ts";
 import type { Lookup, LookupOptions } from "../lookup/lookup.ts";
 import { isFailedItem, itemErrorCode, lookupItem } from "../lookup/item.ts";
 import { type Column, columnsOf, valueAt } from "./columns.ts";
-import { fieldAt, parseFields, quoteField, RecordSplitter, splitLineEnd } from "./csv_records.ts";
+import {
+  fieldAt,
+  MAX_RECORD,
+  parseFields,
+  type Piece,
+  RecordSplitter,
+  splitLineEnd,
+} from "./csv_records.ts";
+import { topLevelValueSpan } from "./json_span.ts";
+import { logUserAgent } from "./log_agent.ts";
 import { createTimeReader, NO_TIME } from "./record_time.ts";
 import type { TimeRead } from "./time_forms.ts";
 import { TravelJudge } from "./travel.ts";
@@ -74,6 +83,11 @@ export interface EnrichOptions {
   time?: string;
   /** Logs: answer as of each line's own `[...]` time. */
   logTime?: boolean;
+  /**
+   * CSV/TSV: the user-agent column's name; NDJSON: the user-agent field's dotted path.
+   * (A log's user agent is its combined format's last quoted field.)
+   */
+  userAgent?: string;
   /** CSV/TSV: prefix of the added columns. */
   prefix: string;
   /** NDJSON (and logs as NDJSON): the key the answer is added under. */
@@ -93,6 +107,10 @@ export interface EnrichPosition {
   addressIndex: number;
   timeIndex: number;
   travelIndex: number;
+  /** CSV/TSV: the user-agent column (-1: none). */
+  agentIndex?: number;
+  /** The input's line break, as its first record ends (`\r\n` or `\n`); null: not seen yet. */
+  lineEnd?: string | null;
 }
 
 /** Columns reading one group of the answer: their fields, each after a delimiter. */
@@ -118,6 +136,16 @@ const OUTSIDE_HISTORY = "time outside the list history";
 /** A problem with the input as a whole (no such column): the run cannot go on. */
 export class EnrichInputError extends Error {}
 
+/** What `Enricher.cut` gives: records' text for another engine, or output this one wrote. */
+export type CutPiece = string | { readonly written: string };
+
+/** The error of a record past the bound (csv_records.ts, `MAX_RECORD`). */
+const OVERSIZED_MESSAGE = `Record longer than 1 MiB (${MAX_RECORD} characters), a quote left ` +
+  "open?: its first line is written back as it was read, and reading resumes after it";
+
+/** The byte-order mark, kept where it was (before the first record). */
+const BOM = "\uFEFF";
+
 /** The engine of one run. */
 export class Enricher {
   readonly counts: EnrichCounts = { records: 0, enriched: 0, partial: {}, failed: {} };
@@ -127,7 +155,7 @@ export class Enricher {
   readonly #runs: ColumnRun[];
   /** Top-level keys of the answer that come from the security lists (`security`, `isTor`...). */
   readonly #securityKeys: ReadonlySet<string>;
-  readonly #delimiter: string;
+  readonly #delimiter: "," | "\t";
   readonly #splitter: RecordSplitter;
   readonly #readTime: (text: string) => TimeRead;
   readonly #fieldPath: string[];
@@ -140,13 +168,23 @@ export class Enricher {
    * from another's position (a worker's) writes marks that engine fills (fillTravel).
    */
   readonly #judge: TravelJudge | null;
-  /** CSV/TSV: the address, time and travel key columns' indexes, once the header is read. */
+  /** CSV/TSV: the address, time, travel key and user-agent columns' indexes, once the header is read. */
   #addressIndex = -1;
   #timeIndex = -1;
   #travelIndex = -1;
+  #agentIndex = -1;
   #header = true;
   /** The last record time the list history did not reach, and why (see #answer). */
   #outside = { time: NaN, note: "" };
+  readonly #agentPath: string[] | null;
+  /** Whether answers hold something a user agent changes (the default answer, userAgent, risk). */
+  readonly #wantsAgent: boolean;
+  /** The user agent of the record being answered (null: none). */
+  #agent: string | null = null;
+  /** Whether the first record is still to come (where a byte-order mark may be). */
+  #first = true;
+  /** The input's line break, from its first record: what a log's header and last row end with. */
+  #lineEnd: string | null = null;
 
   /**
    * @param resume where another engine of the same run stands (its `position()`, past the
@@ -180,14 +218,20 @@ export class Enricher {
     this.#travelPath = travel ? (csv ? [travel.key] : travel.key.split(".")) : null;
     this.#travelShape = csv ? { delimiter: this.#delimiter } : { delimiter: null };
     this.#judge = travel && !resume ? new TravelJudge(travel.speedKmh, travel.subjects) : null;
+    this.#agentPath = options.userAgent ? options.userAgent.split(".") : null;
+    const selection = options.selection;
+    this.#wantsAgent = selection === null || selection.userAgent || selection.risk;
     // A header is read (CSV, TSV) or written (a log as CSV or TSV) first; NDJSON has none.
     if (options.input === "log") this.#header = options.output !== "ndjson";
     if (options.input === "ndjson") this.#header = false;
     if (resume) {
       this.#header = false;
+      this.#first = false;
       this.#addressIndex = resume.addressIndex;
       this.#timeIndex = resume.timeIndex;
       this.#travelIndex = resume.travelIndex;
+      this.#agentIndex = resume.agentIndex ?? -1;
+      this.#lineEnd = resume.lineEnd ?? null;
     }
   }
 
@@ -198,6 +242,8 @@ export class Enricher {
       addressIndex: this.#addressIndex,
       timeIndex: this.#timeIndex,
       travelIndex: this.#travelIndex,
+      agentIndex: this.#agentIndex,
+      lineEnd: this.#lineEnd,
     };
   }
 
@@ -215,26 +261,72 @@ export class Enricher {
   }
 
   /**
-   * The records `chunk` completes, as text, not answered: what another engine
-   * resumed from `position()` answers (with `push`, then `end`). Past the header only.
+   * The records `chunk` completes, in order: runs of them as text, not answered (what
+   * another engine resumed from `position()` answers, with `push`, then `end`), and the
+   * output of a bad record past the bound, which this engine writes. Past the header only.
    */
-  cut(chunk: string): string {
+  cut(chunk: string): CutPiece[] {
     if (this.#header) throw new Error("Enricher.cut before the header is read");
-    return this.#splitter.cut(chunk);
+    return this.#splitter.cut(chunk).map((piece) =>
+      typeof piece === "string" ? piece : { written: this.#piece(piece) }
+    );
   }
 
   /** The output for the records `chunk` completes. */
   push(chunk: string): string {
     const records = this.#splitter.push(chunk);
     let out = "";
-    for (const record of records) out += this.#record(record);
+    for (const record of records) out += this.#piece(record);
     return this.fillTravel(out);
   }
 
   /** The output for the last record, when the input did not end with a line break. */
   end(): string {
     const record = this.#splitter.end();
-    return record === null ? "" : this.fillTravel(this.#record(record));
+    return record === null ? "" : this.fillTravel(this.#piece(record));
+  }
+
+  #piece(piece: Piece): string {
+    const oversized = typeof piece !== "string";
+    let record = oversized ? piece.text : piece;
+    // A byte-order mark stays where it was, before the first record, and is not part of it.
+    let bom = "";
+    if (this.#first) {
+      this.#first = false;
+      if (record.startsWith(BOM)) {
+        bom = BOM;
+        record = record.slice(1);
+      }
+    }
+    if (this.#lineEnd === null) {
+      const end = splitLineEnd(record)[1];
+      if (end !== "") this.#lineEnd = end;
+    }
+    return bom + (oversized ? this.#oversized(record) : this.#record(record));
+  }
+
+  /** A record past the bound: written back with the reason, counted, not answered. */
+  #oversized(record: string): string {
+    if (this.#header && this.#options.input !== "log") {
+      throw new EnrichInputError(`The header is longer than 1 MiB (${MAX_RECORD} characters)`);
+    }
+    const [body, end] = splitLineEnd(record);
+    this.#failed("record too long");
+    const answered = NOT_ANSWERED("record too long", OVERSIZED_MESSAGE);
+    switch (this.#options.input) {
+      case "csv":
+      case "tsv":
+        this.counts.records++;
+        // Its travel cells are empty (no answer), so the row keeps the header's columns.
+        return body + this.#cells(answered, this.#travel(answered, null, null)) + end;
+      case "ndjson":
+        this.counts.records++;
+        return `{"line":${JSON.stringify(body)},${JSON.stringify(this.#options.into)}:${
+          JSON.stringify({ error: OVERSIZED_MESSAGE })
+        }}${end}`;
+      case "log":
+        return this.#logRecord(record, answered);
+    }
   }
 
   #record(text: string): string {
@@ -285,6 +377,7 @@ export class Enricher {
       selection: this.#options.selection,
       lang: this.#options.lang,
       at,
+      userAgent: this.#wantsAgent ? this.#agent : null,
     };
     let item: LookupResult | FailedItem;
     try {
@@ -356,14 +449,14 @@ export class Enricher {
       }
     }
     if (travel !== null) out += travel.text;
-    return out + d + (message === null ? "" : quoteField(message, d));
+    return out + d + (message === null ? "" : csvField(cellText("error", message), d));
   }
 
   /** One added field, with its delimiter: the column's value in `result` (null: empty). */
   #cell(column: Column, result: LookupResult | null): string {
     const value = result === null ? null : column.read(result as unknown as Record<string, Json>);
     return this.#delimiter +
-      quoteField(cellText(column.segments.at(-1)!, value ?? null), this.#delimiter);
+      csvField(cellText(column.segments.at(-1)!, value ?? null), this.#delimiter);
   }
 
   /**
@@ -405,8 +498,8 @@ export class Enricher {
     const { prefix } = this.#options;
     const travel = this.#travelPath ? TRAVEL_FIELDS : [];
     return [...this.#columns.map((c) => c.name), ...travel].map((name) =>
-      d + quoteField(prefix + name, d)
-    ).join("") + d + quoteField(`${prefix}error`, d);
+      d + csvField(prefix + name, d)
+    ).join("") + d + csvField(`${prefix}error`, d);
   }
 
   #csvRecord(record: string): string {
@@ -442,11 +535,22 @@ export class Enricher {
           );
         }
       }
+      if (this.#agentPath) {
+        const agent = this.#agentPath.join(".");
+        this.#agentIndex = names.indexOf(agent);
+        if (this.#agentIndex === -1) {
+          throw new EnrichInputError(
+            `No column ${JSON.stringify(agent)} in the header for --ua-column`,
+          );
+        }
+      }
       return body + this.#headerCells() + end;
     }
     if (body === "") return record; // a blank line (a file's last line break twice)
     this.counts.records++;
-    const need = Math.max(this.#addressIndex, this.#timeIndex, this.#travelIndex) + 1;
+    const need =
+      Math.max(this.#addressIndex, this.#timeIndex, this.#travelIndex, this.#agentIndex) +
+      1;
     const address = fieldAt(body, d, this.#addressIndex, need);
     if (address === null) {
       this.#failed("short row");
@@ -456,6 +560,7 @@ export class Enricher {
     const time = this.#timeIndex === -1
       ? null
       : this.#readTime(fieldAt(body, d, this.#timeIndex, need) ?? "");
+    this.#agent = this.#agentIndex === -1 ? null : fieldAt(body, d, this.#agentIndex, need) || null;
     const answered = this.#answer(address, time);
     const subject = this.#travelIndex === -1 ? null : fieldAt(body, d, this.#travelIndex, need);
     return body + this.#cells(answered, this.#travel(answered, time, subject)) + end;
@@ -481,6 +586,8 @@ export class Enricher {
     }
     const object = parsed as Record<string, Json>;
     const address = valueAt(object, this.#fieldPath);
+    const agent = this.#agentPath === null ? undefined : valueAt(object, this.#agentPath);
+    this.#agent = typeof agent === "string" && agent !== "" ? agent : null;
     const time = this.#timePath === null
       ? null
       : this.#readTime(valueText(valueAt(object, this.#timePath)));
@@ -491,36 +598,51 @@ export class Enricher {
     } else answered = this.#answer(address, time);
     const subject = this.#travelPath && valueText(valueAt(object, this.#travelPath));
     const added = this.#addedText(answered, this.#travel(answered, time, subject));
-    // The line's own text is kept; the answer goes in before its closing brace.
+    // The line's own text is kept; the answer replaces a key of that name where it stands
+    // (enriching enriched output again gives it back), else goes in before the closing brace.
+    if (Object.hasOwn(object, this.#options.into)) {
+      const [from, to] = topLevelValueSpan(body, this.#options.into)!;
+      return `${body.slice(0, from)}${added}${body.slice(to)}${end}`;
+    }
     const close = body.lastIndexOf("}");
     const empty = Object.keys(object).length === 0;
     return `${body.slice(0, close)}${empty ? "" : ","}${into}:${added}${body.slice(close)}${end}`;
   }
 
-  #logRecord(record: string): string {
+  /** A log line as a record (`bad`: the line is not read, it is written with that error). */
+  #logRecord(record: string, bad?: Answered): string {
     const [body, end] = splitLineEnd(record);
+    // One line ending in the output, the input's (a last line without one gets it too).
+    const lineEnd = end || (this.#lineEnd ?? "\n");
     if (this.#header) {
       this.#header = false;
       const d = this.#delimiter;
-      return quoteField("line", d) + this.#headerCells() + "\n" + this.#logRecord(record);
+      return csvField("line", d) + this.#headerCells() + lineEnd + this.#logRecord(record, bad);
     }
     if (body.trim() === "") return record;
     this.counts.records++;
-    const space = body.search(/\s/);
-    const address = space === -1 ? body : body.slice(0, space);
-    let time: TimeRead | null = null;
-    if (this.#options.logTime) {
-      const open = body.indexOf("[");
-      const close = open === -1 ? -1 : body.indexOf("]", open);
-      time = close === -1 ? "No [time] in this line" : this.#readTime(body.slice(open + 1, close));
+    let answered = bad;
+    if (answered === undefined) {
+      const space = body.search(/\s/);
+      const address = space === -1 ? body : body.slice(0, space);
+      let time: TimeRead | null = null;
+      if (this.#options.logTime) {
+        const open = body.indexOf("[");
+        const close = open === -1 ? -1 : body.indexOf("]", open);
+        time = close === -1
+          ? "No [time] in this line"
+          : this.#readTime(body.slice(open + 1, close));
+      }
+      this.#agent = this.#wantsAgent ? logUserAgent(body) : null;
+      answered = this.#answer(address, time);
     }
-    const answered = this.#answer(address, time);
     if (this.#options.output === "ndjson") {
       return `{"line":${JSON.stringify(body)},${JSON.stringify(this.#options.into)}:${
         JSON.stringify(this.#added(answered))
-      }}${end || "\n"}`;
+      }}${lineEnd}`;
     }
-    return quoteField(body, this.#delimiter) + this.#cells(answered) + (end || "\n");
+    // The line is a cell enrich writes: a formula in it is neutralised, as in any CSV we write.
+    return csvField(cellText("line", body), this.#delimiter) + this.#cells(answered) + lineEnd;
   }
 }
 

@@ -48,19 +48,27 @@ function objectLeaves(group: LayoutGroup, out = new Map<string, string[]>()) {
   return out;
 }
 
-/** A field that must be quoted: it holds the delimiter, a quote, CR or LF. */
+/** A field that must be quoted: it holds the delimiter (comma, or tab in TSV), a quote, CR or LF. */
 const NEEDS_QUOTES = /[",\r\n]/;
+const NEEDS_QUOTES_TSV = /["\t\r\n]/;
 
 /**
  * One field as written: quoted, with its quotes doubled, when it needs it (RFC 4180),
  * and lone surrogates as U+FFFD. Fields are separated by ASCII characters, so a
  * surrogate can only pair within its field: making each field well-formed makes
  * the body well-formed, and the field is where a remembered part's text is made.
+ * The one field writer of the project's CSV and TSV (`ipintel enrich` writes TSV
+ * with `delimiter` a tab). It does not neutralise formulas: `cellText` does, first.
  */
-function field(text: string): string {
+export function csvField(text: string, delimiter: "," | "\t" = ","): string {
   const safe = text.isWellFormed() ? text : text.toWellFormed();
-  return NEEDS_QUOTES.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
+  return (delimiter === "," ? NEEDS_QUOTES : NEEDS_QUOTES_TSV).test(safe)
+    ? `"${safe.replaceAll('"', '""')}"`
+    : safe;
 }
+
+/** A comma-separated field (`csvField`), for `map`. */
+const field = (text: string): string => csvField(text);
 
 function cellOf(value: Json): string {
   switch (typeof value) {

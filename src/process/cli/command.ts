@@ -35,6 +35,11 @@ export interface Command<F extends FlagTable = FlagTable> {
    * command). Absent: the help lists every setting.
    */
   settings?: readonly (keyof Config)[];
+  /**
+   * Defaults this command uses in place of the server's, as its help shows them
+   * (`enrich` keeps more records cached than a server does).
+   */
+  settingDefaults?: Partial<Record<keyof Config, string>>;
   /** Runs the command; returns the exit status. Absent on a group. */
   run?: (line: CommandLine<F>) => Promise<number>;
   /** Subcommands of a group, by name. */
@@ -101,7 +106,11 @@ export async function runCommand(
       throw new UsageError(`${what}\nUsage: ${usageLine(command, path)}`);
     }
     const config = commandConfig(env, configFlags);
-    return await command.run!({ config, flags, positionals });
+    const chosen = new Set(
+      OPTIONS.filter((o) => configFlags[o.flag] !== undefined || (env[o.env] ?? "") !== "")
+        .map((o) => o.key),
+    );
+    return await command.run!({ config, chosen, flags, positionals });
   } catch (error) {
     console.error(`${path}: ${error instanceof Error ? error.message : error}`);
     return error instanceof UsageError || error instanceof ConfigError ? 2 : 1;
@@ -156,7 +165,7 @@ function helpFor(command: Command, path: string): string {
     lines.push(
       "",
       "Settings it reads (flags win over environment variables):",
-      ...settingsTable(OPTIONS.filter((o) => read.has(o.key))),
+      ...settingsTable(OPTIONS.filter((o) => read.has(o.key)), command.settingDefaults),
       "",
       `The server's other settings are accepted too: "${
         path.split(" ")[0]
@@ -177,10 +186,13 @@ function helpFor(command: Command, path: string): string {
  * Settings as the README's configuration table lists them (flag first, as a
  * command line gives it): flag, variable, default, meaning, in aligned columns.
  */
-function settingsTable(options: readonly AnyOptionSpec[]): string[] {
+function settingsTable(
+  options: readonly AnyOptionSpec[],
+  defaults: Partial<Record<string, string>> = {},
+): string[] {
   const rows = [
     ["flag", "variable", "default", "meaning"],
-    ...options.map((o) => [`--${o.flag}`, o.env, defaultText(o), o.description]),
+    ...options.map((o) => [`--${o.flag}`, o.env, defaults[o.key] ?? defaultText(o), o.description]),
   ];
   const widths = [0, 1, 2].map((i) => Math.max(...rows.map((row) => row[i]!.length)));
   return rows.map((row) =>

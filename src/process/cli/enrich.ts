@@ -9,6 +9,7 @@
 import { type Config, type FlagValues, UsageError } from "../../base/config.ts";
 import { type FieldSelection, parseFieldSelection } from "../../core/format/select.ts";
 import {
+  type CutPiece,
   Enricher,
   type EnrichInput,
   EnrichInputError,
@@ -20,7 +21,8 @@ import { openServed, openSharedData, servedFor } from "../server/served.ts";
 import { addCounts, EnrichPool } from "./enrich_pool.ts";
 import { partialWords, TIME_FLAGS, timeOptions, travelLine } from "./enrich_times.ts";
 import { defineCommand } from "./command.ts";
-import { lazyParts, streamConfig } from "./lookup.ts";
+import { lazyParts, STREAM_CACHE_SIZE, streamConfig } from "./lookup.ts";
+import { MAX_RECORD } from "../../core/enrich/csv_records.ts";
 
 const ENRICH_FLAGS = {
   input: {
@@ -60,6 +62,16 @@ const ENRICH_FLAGS = {
     description:
       "NDJSON: answer security and risk as of this field's time (ISO 8601, epoch s/ms/µs)",
   },
+  "ua-column": {
+    type: "string",
+    placeholder: "<name>",
+    description: "CSV/TSV: the user-agent column, parsed into userAgent (logs: their own)",
+  },
+  "ua-field": {
+    type: "string",
+    placeholder: "<path>",
+    description: "NDJSON: the user-agent field, a dotted path, parsed into userAgent",
+  },
   "log-time": {
     type: "boolean",
     description: "Logs: answer security and risk as of each line's own [time]",
@@ -98,7 +110,11 @@ export const enrichCommand = defineCommand({
     "an invalid one, a malformed JSON line or a short row is written with an error field and " +
     "counted; the run goes on. A record whose time cannot be read, or lies outside the list " +
     "history, keeps the rest of its answer (security and risk empty, the reason in its error). " +
-    "A summary goes to standard error at the end, and a progress " +
+    "counted; the run goes on. A record longer than 1 MiB (" + MAX_RECORD.toLocaleString("en") +
+    " characters: a quote left open) is such a bad record: its first line is written back " +
+    "with the error, and reading resumes after it. An access log's user agent (the combined " +
+    "format's last quoted field) fills userAgent; --ua-column and --ua-field name it in " +
+    "CSV/TSV and NDJSON. A summary goes to standard error at the end, and a progress " +
     "line while it runs when standard error is a terminal. Exit status 0, or 1 when the input " +
     "itself cannot be read.",
   settings: [
@@ -111,13 +127,22 @@ export const enrichCommand = defineCommand({
     "ispDb",
     "anonymousIpDb",
   ],
-  run: ({ config, flags, positionals }) => runEnrich(config, flags, positionals[0] ?? "-"),
+  settingDefaults: {
+    cacheSize: `${STREAM_CACHE_SIZE}`,
+    workers: "1 (set: that many, from about 1 MB on)",
+  },
+  run: ({ config, chosen, flags, positionals }) =>
+    runEnrich(config, flags, positionals[0] ?? "-", chosen?.has("workers") ?? false),
 });
 
 /**
  * Input chunks (of up to 64 KB) answered here before the workers start: a short input is
- * answered before they would have opened the data, and pays nothing for them. (Workers fill
- * caches of their own: on 2 cores they gain from about 40 MB on; docs/enrich.md.)
+ * answered before they would have opened the data, and pays nothing for them.
+ *
+ * Workers answer only when the user sets their number (--workers, IPINTEL_WORKERS): left to
+ * itself enrich answers in this isolate. Each worker fills caches of its own, so workers took
+ * 1.26-1.94x the memory of one isolate on every input measured, and were slower on short inputs
+ * and on most logs (bench/enrich_defaults.ts, docs/enrich.md).
  */
 const POOL_AFTER_CHUNKS = 16;
 
@@ -131,6 +156,7 @@ async function runEnrich(
   config: Config,
   flags: FlagValues<typeof ENRICH_FLAGS>,
   path: string,
+  workersChosen: boolean,
 ): Promise<number> {
   const chosen = checkedInput(flags.input);
   const output = checkedOutput(flags.format);
@@ -152,11 +178,13 @@ async function runEnrich(
   }
   // With workers, the data set is verified once, in memory the workers share.
   const streaming = streamConfig(config);
-  const shared = config.workers > 1 ? await openSharedData(streaming) : null;
+  const shared = workersChosen && config.workers > 1 ? await openSharedData(streaming) : null;
   const { lookup } = shared
     ? servedFor(shared.data, lazyParts())
     : await openServed(streaming, lazyParts());
-  const reader = (file?.readable ?? Deno.stdin.readable).pipeThrough(new TextDecoderStream())
+  // The byte-order mark is kept (the engine writes it back where it was).
+  const reader = (file?.readable ?? Deno.stdin.readable)
+    .pipeThrough(new TextDecoderStream("utf-8", { ignoreBOM: true }))
     .getReader();
   const out = Deno.stdout.writable.getWriter();
   const encoder = new TextEncoder();
@@ -195,6 +223,7 @@ async function runEnrich(
         field: flags.field,
         time: flags["time-column"] ?? flags["time-field"],
         logTime: flags["log-time"] ?? false,
+        userAgent: flags["ua-column"] ?? flags["ua-field"],
         prefix: flags.prefix ?? "ip_",
         into: flags.into ?? "ipintel",
         selection,
@@ -204,8 +233,8 @@ async function runEnrich(
         travel,
       };
       enricher ??= new Enricher(lookup, options);
-      // A long input is answered by the workers from its POOL_AFTER_CHUNKS-th chunk on (past
-      // its header); a short one by this isolate alone.
+      // With workers set, a long input is answered by them from its POOL_AFTER_CHUNKS-th chunk
+      // on (past its header); a short one by this isolate alone.
       const position = enricher.position();
       if (shared && pool === null && ++chunks >= POOL_AFTER_CHUNKS && position) {
         pool = new EnrichPool(config.workers, {
@@ -216,12 +245,7 @@ async function runEnrich(
         });
       }
       if (pool) {
-        const text = enricher.cut(value);
-        const answer = text === "" ? Promise.resolve("") : pool.submit(text);
-        // When a worker fails, every batch waiting fails with it: the first one awaited
-        // ends the run, the others are not left as unhandled rejections.
-        answer.catch(() => {});
-        answers.push(answer);
+        for (const piece of enricher.cut(value)) answers.push(submitted(pool, piece));
       } else {
         answers.push(Promise.resolve(enricher.push(value)));
       }
@@ -268,6 +292,16 @@ async function runEnrich(
   const travelled = enricher?.travelCounts();
   if (travelled && travel) console.error(travelLine(travelled, travel.speedKmh));
   return 0;
+}
+
+/** A cut piece's output: records sent to a worker, or a bad record this isolate wrote. */
+function submitted(pool: EnrichPool, piece: CutPiece): Promise<string> {
+  if (typeof piece !== "string") return Promise.resolve(piece.written);
+  const answer = pool.submit(piece);
+  // When a worker fails, every batch waiting fails with it: the first one awaited
+  // ends the run, the others are not left as unhandled rejections.
+  answer.catch(() => {});
+  return answer;
 }
 
 function rate(records: number, ms: number): number {

@@ -17,6 +17,8 @@ import { FILE_CHECKS } from "../server/data_dir.ts";
 /** What a command receives: the validated configuration, its own flags and its positionals. */
 export interface CommandLine<F extends FlagTable> {
   config: Config;
+  /** The settings the user set (by flag or environment variable), not left to their defaults. */
+  chosen?: ReadonlySet<keyof Config>;
   flags: FlagValues<F>;
   positionals: string[];
 }
