@@ -60,6 +60,8 @@
  *   BENCH_ADDRESSES    distinct addresses cycled (10000)
  *   BENCH_VARIANTS     comma-separated variants to run (all)
  *   BENCH_BEFORE       a checkout to serve as the `before` variant (absent: no such variant)
+ *   BENCH_BEFORE_DATA_DIR  the `before` variant's data directory (IPINTEL_DATA_DIR): the same
+ *                      code over other data (crawler sources installed, say) with BENCH_BEFORE=.
  *   IPINTEL_DATA_DIR   data directory (./data)
  *   BENCH_NGINX        the nginx binary (nginx on PATH, else /usr/sbin/nginx)
  *   BENCH_NGINX_GEOIP2 the module (/usr/lib/nginx/modules/ngx_http_geoip2_module.so)
@@ -91,6 +93,7 @@ export const WARMUP = envInt("BENCH_WARMUP", 5);
 export const THREADS = envInt("BENCH_THREADS", 2);
 export const CONNECTIONS = envInt("BENCH_CONNECTIONS", 64);
 const BEFORE = Deno.env.get("BENCH_BEFORE") ?? null;
+const BEFORE_DATA_DIR = Deno.env.get("BENCH_BEFORE_DATA_DIR") ?? null;
 export const ADDRESSES = envInt("BENCH_ADDRESSES", 10_000);
 const ONLY = Deno.env.get("BENCH_VARIANTS")?.split(",").filter((v) => v !== "") ?? null;
 /** The address mix (see requestAddresses): known (cycled), zipf or unique. */
@@ -592,9 +595,11 @@ async function main(): Promise<void> {
             "--workers",
             "1",
           ];
-          return start("before", [...args, "serve", ...options, "--data-dir", DATA_DIR], port);
+          const data = BEFORE_DATA_DIR ?? DATA_DIR;
+          return start("before", [...args, "serve", ...options, "--data-dir", data], port);
         })(),
-        what: `plain, as the checkout in ${BEFORE} serves it`,
+        what: `plain, as the checkout in ${BEFORE} serves it` +
+          (BEFORE_DATA_DIR ? ` from ${BEFORE_DATA_DIR}` : ""),
       }]),
     ];
     const nginx = wanted("nginx") ? await startNginx(dir) : null;

@@ -54,6 +54,15 @@ const LOOKUP_FLAGS = {
 
 const FORMATS: readonly StreamFormat[] = ["json", "ndjson", "xml", "csv"];
 
+/**
+ * Decoded records `lookup -` keeps per database unless IPINTEL_CACHE_SIZE sets
+ * another number: a long run meets many more records than a server's working
+ * set, and decoding a record again costs far more than a warm lookup. At most
+ * about 100 MB per database (the bytes a cached record takes: docs/design.md,
+ * Caching).
+ */
+export const STREAM_CACHE_SIZE = 500_000;
+
 export const lookupCommand = defineCommand({
   summary: "Print the API's data object for each address",
   usage: "<ip> [<ip> ...] | -",
@@ -80,6 +89,8 @@ export const lookupCommand = defineCommand({
     "anonymousIpDb",
     "domainDb",
   ],
+  // `lookup -` keeps more records (streamConfig); one address reads too few to matter.
+  settingDefaults: { cacheSize: `${STREAM_CACHE_SIZE} (lookup -)` },
   run: ({ config, flags, positionals }) => runLookup(config, flags, positionals),
 });
 
@@ -147,15 +158,6 @@ async function runLookup(
   }
   return failed ? 1 : 0;
 }
-
-/**
- * Decoded records `lookup -` keeps per database unless IPINTEL_CACHE_SIZE sets
- * another number: a long run meets many more records than a server's working
- * set, and decoding a record again costs far more than a warm lookup. At most
- * about 100 MB per database (the bytes a cached record takes: docs/design.md,
- * Caching).
- */
-export const STREAM_CACHE_SIZE = 500_000;
 
 /** The configuration `lookup -` runs with: the larger record cache unless one was set. */
 export function streamConfig(config: Config): Config {
