@@ -39,7 +39,7 @@ import {
 } from "./csv_records.ts";
 import { topLevelValueSpan } from "./json_span.ts";
 import { logUserAgent } from "./log_agent.ts";
-import { createTimeReader, NO_TIME } from "./record_time.ts";
+import { createTimeReader, NO_LOG_TIME, NO_TIME } from "./record_time.ts";
 import type { TimeRead } from "./time_forms.ts";
 import { TravelJudge } from "./travel.ts";
 import {
@@ -321,8 +321,9 @@ export class Enricher {
         return body + this.#cells(answered, this.#travel(answered, null, null)) + end;
       case "ndjson":
         this.counts.records++;
+        // Its travel members are null (no answer), as every failed record's are.
         return `{"line":${JSON.stringify(body)},${JSON.stringify(this.#options.into)}:${
-          JSON.stringify({ error: OVERSIZED_MESSAGE })
+          this.#addedText(answered, this.#travel(answered, null, null))
         }}${end}`;
       case "log":
         return this.#logRecord(record, answered);
@@ -363,7 +364,7 @@ export class Enricher {
     let partial: string | null = null;
     let note: string | null = null;
     if (typeof time === "string") {
-      partial = time === NO_TIME ? "no time" : "unreadable time";
+      partial = time === NO_TIME || time === NO_LOG_TIME ? "no time" : "unreadable time";
       note = time;
     }
     let at = time === null ? this.#options.at : typeof time === "string" ? null : time;
@@ -629,9 +630,7 @@ export class Enricher {
       if (this.#options.logTime) {
         const open = body.indexOf("[");
         const close = open === -1 ? -1 : body.indexOf("]", open);
-        time = close === -1
-          ? "No [time] in this line"
-          : this.#readTime(body.slice(open + 1, close));
+        time = close === -1 ? NO_LOG_TIME : this.#readTime(body.slice(open + 1, close));
       }
       this.#agent = this.#wantsAgent ? logUserAgent(body) : null;
       answered = this.#answer(address, time);

@@ -11,6 +11,9 @@ export type TimeReader = (text: string) => TimeRead;
 /** Why a record has no time: its time is empty or absent. */
 export const NO_TIME = "No time in this record";
 
+/** Why an access-log line has no time: no `[...]` in it (counted as NO_TIME is). */
+export const NO_LOG_TIME = "No [time] in this line";
+
 /**
  * Makes a parser that remembers the last text it read (logs repeat their seconds);
  * `zone` for times written without one (an IANA name that passed checkTimeZone; null: UTC).

@@ -108,11 +108,11 @@ export const enrichCommand = defineCommand({
     "Reads the file (or standard input) and writes every record once, in order, to standard " +
     "output with the selected fields added (docs/enrich.md). A record without an address, with " +
     "an invalid one, a malformed JSON line or a short row is written with an error field and " +
-    "counted; the run goes on. A record whose time cannot be read, or lies outside the list " +
-    "history, keeps the rest of its answer (security and risk empty, the reason in its error). " +
     "counted; the run goes on. A record longer than 1 MiB (" + MAX_RECORD.toLocaleString("en") +
     " characters: a quote left open) is such a bad record: its first line is written back " +
-    "with the error, and reading resumes after it. An access log's user agent (the combined " +
+    "with the error, and reading resumes after it. A record whose time cannot be read, or lies " +
+    "outside the list history, keeps the rest of its answer (security and risk empty, the " +
+    "reason in its error). An access log's user agent (the combined " +
     "format's last quoted field) fills userAgent; --ua-column and --ua-field name it in " +
     "CSV/TSV and NDJSON. A summary goes to standard error at the end, and a progress " +
     "line while it runs when standard error is a terminal. Exit status 0, or 1 when the input " +

@@ -317,3 +317,38 @@ Deno.test("user agents: a combined log line's own fills userAgent; a CSV's or ND
   assert.equal(logUserAgent('a "GET /" 200 1 "-" "-"'), null);
   assert.equal(logUserAgent('a "GET /" 200 1'), null);
 });
+
+Deno.test("with --travel-key, an NDJSON line past the bound keeps the travel members (null), as every failed record does", async () => {
+  const enricher = new Enricher(await fixtureLookup(), {
+    ...BASE,
+    input: "ndjson",
+    time: "t",
+    travel: { key: "user", speedKmh: 1000, subjects: 10 },
+  });
+  const long = `{"user":"a","t":"2026-11-20T08:00:00Z","ip":"81.2.69.142","pad":"${
+    "x".repeat(MAX_RECORD)
+  }"}`;
+  const out = enrich(
+    enricher,
+    `${long}\n{"user":"a","t":"2026-11-20T08:00:00Z","ip":"81.2.69.142"}\n`,
+  );
+  const [bad, good] = out.trimEnd().split("\n").map((line) => JSON.parse(line));
+  assert.equal(bad.line, long);
+  assert.match(bad.ipintel.error, /^Record longer than 1 MiB/);
+  assert.deepEqual(
+    [bad.ipintel.travel_km, bad.ipintel.travel_kmh, bad.ipintel.impossible_travel],
+    [null, null, null],
+  );
+  assert.equal(good.ipintel.countryCode, "GB");
+  assert.ok("travel_km" in good.ipintel);
+});
+
+Deno.test("a log line without [time] is counted as having no time, not an unreadable one", async () => {
+  const enricher = new Enricher(await fixtureLookup(), {
+    ...BASE,
+    input: "log",
+    logTime: true,
+  });
+  enrich(enricher, '81.2.69.142 - - "GET / HTTP/1.1" 200 1\n');
+  assert.deepEqual(enricher.counts.partial, { "no time": 1 });
+});
