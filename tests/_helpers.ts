@@ -8,6 +8,11 @@ import { type DataSet, openDataSet } from "../src/data/sources/data_set.ts";
 import type { ManifestEntry } from "../src/data/sources/manifest.ts";
 import { writeManifest } from "../src/data/sources/manifest.ts";
 import { createUserAgentParser } from "../src/core/ua/parse.ts";
+import { AccessControl } from "../src/service/keys_limits/access_control.ts";
+import { KeyTable } from "../src/service/keys_limits/key_table.ts";
+import { RateLimiter } from "../src/service/keys_limits/rate_limiter.ts";
+import { MemoryKeyStore } from "../src/data/store/keys.ts";
+import { MemoryRateCounters } from "../src/data/store/rate_counts.ts";
 
 /** A fixed instant: 2026-07-01T12:00:00Z (northern summer, so DST is active in Europe). */
 export const FIXED_NOW = new Date("2026-07-01T12:00:00Z");
@@ -216,4 +221,24 @@ export function defaultDataFile(kind: "city" | "asn"): string {
   const entry = manifest.sources.find((e: { kind: string }) => e.kind === kind);
   if (!entry) throw new Error(`no ${kind} database in ${DEFAULT_DATA_DIR}: run "deno task data"`);
   return `${DEFAULT_DATA_DIR}/${entry.file}`;
+}
+
+/**
+ * Keys required, one key named `name` with `limit` requests a minute (the defaults 1,000 a
+ * minute, no anonymous callers): the access an app under test checks keys and limits with.
+ */
+export async function keyRequiredAccess(
+  name: string,
+  limit: number,
+): Promise<{ access: AccessControl; key: string; store: MemoryKeyStore }> {
+  const store = new MemoryKeyStore();
+  const { key } = await store.create({ name, limit });
+  const keys = new KeyTable(store);
+  await keys.refresh();
+  const access = new AccessControl(
+    { auth: "required", rateLimit: 1000, rateWindow: 60, anonRateLimit: 0 },
+    keys,
+    new RateLimiter({ counters: new MemoryRateCounters() }),
+  );
+  return { access, key, store };
 }

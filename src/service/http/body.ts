@@ -6,6 +6,7 @@ import {
   quoteInput,
   UnsupportedMediaTypeError,
 } from "../../base/errors.ts";
+import { concatBytes } from "../../base/bytes.ts";
 
 /** A request body as the routes see it: headers plus the stream, wherever it came from. */
 export interface BodySource {
@@ -83,17 +84,7 @@ export async function readBoundedBody(source: BodySource, limit: number): Promis
       chunks.push(chunk);
     }
   }
-  return concat(chunks, size);
-}
-
-function concat(chunks: Uint8Array[], size: number): Uint8Array {
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.length;
-  }
-  return out;
+  return concatBytes(chunks, size);
 }
 
 /** True for a plain JSON object (not an array or null). */

@@ -186,37 +186,51 @@ export class RateLimiter {
     cost = 1,
     region: RegionName = "key",
   ): RateDecision | null {
-    const r = this.table.regions[region];
-    const hash = this.hash(caller, region);
-    const slot = r.acquire(hash.lo, hash.hi, windowSeconds, false);
-    if (slot < 0) return null;
-    try {
-      return decide(r, slot, limit, cost, this.now());
-    } finally {
-      r.unlock(slot);
-    }
+    return this.#readSlot(
+      caller,
+      windowSeconds,
+      region,
+      null,
+      (r, slot) => decide(r, slot, limit, cost, this.now()),
+    );
   }
 
   /** A caller's usage now (units in the sliding window) from this server's counts; 0 if unknown. */
   usage(caller: string, windowSeconds: number, region: RegionName = "anonymous"): number {
-    const r = this.table.regions[region];
-    const hash = this.hash(caller, region);
-    const slot = r.acquire(hash.lo, hash.hi, windowSeconds, false);
-    if (slot < 0) return 0;
-    try {
-      return usageOf(r, slot, this.now()).used;
-    } finally {
-      r.unlock(slot);
-    }
+    return this.#readSlot(
+      caller,
+      windowSeconds,
+      region,
+      0,
+      (r, slot) => usageOf(r, slot, this.now()).used,
+    );
   }
 
   /** Whether this server holds counts for a caller. */
   has(caller: string, windowSeconds: number, region: RegionName = "anonymous"): boolean {
+    return this.#readSlot(caller, windowSeconds, region, false, () => true);
+  }
+
+  /**
+   * `read` over a caller's slot, locked while it reads; `missing` when this server holds no
+   * counts for the caller (the slot is looked up, never made).
+   */
+  #readSlot<T>(
+    caller: string,
+    windowSeconds: number,
+    region: RegionName,
+    missing: T,
+    read: (r: RateRegion, slot: number) => T,
+  ): T {
     const r = this.table.regions[region];
     const hash = this.hash(caller, region);
     const slot = r.acquire(hash.lo, hash.hi, windowSeconds, false);
-    if (slot >= 0) r.unlock(slot);
-    return slot >= 0;
+    if (slot < 0) return missing;
+    try {
+      return read(r, slot);
+    } finally {
+      r.unlock(slot);
+    }
   }
 
   /** Adds one to a local tally (never written to the KV), such as new callers seen per prefix. */

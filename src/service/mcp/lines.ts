@@ -5,6 +5,8 @@
  * the session on one).
  */
 
+import { concatBytes } from "../../base/bytes.ts";
+
 /** A line longer than the limit, skipped: its length in bytes (its newline excluded). */
 export class LongLine {
   constructor(readonly bytes: number) {}
@@ -41,7 +43,7 @@ export async function* boundedLines(
       skipped = -1;
       return long;
     }
-    const bytes = parts.length === 1 ? parts[0]! : concat(parts, size);
+    const bytes = parts.length === 1 ? parts[0]! : concatBytes(parts, size);
     parts = [];
     size = 0;
     const text = decoder.decode(bytes);
@@ -58,14 +60,4 @@ export async function* boundedLines(
     if (from < chunk.length) take(chunk.slice(from));
   }
   if (size > 0 || skipped >= 0) yield line();
-}
-
-function concat(parts: Uint8Array[], size: number): Uint8Array {
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
 }

@@ -3,6 +3,8 @@
  * stdout, error details on stderr.
  */
 
+import { concatBytes } from "../../base/bytes.ts";
+
 /** Where a sink writes: `Deno.stdout` by default (`Deno.stderr` for error details). */
 export interface Output {
   write(bytes: Uint8Array): Promise<number>;
@@ -65,7 +67,7 @@ export class LogSink {
 
   async #run(): Promise<void> {
     while (this.#queue.length) {
-      const chunk = this.#queue.length === 1 ? this.#queue[0]! : concat(this.#queue);
+      const chunk = this.#queue.length === 1 ? this.#queue[0]! : concatBytes(this.#queue);
       this.#queue = [];
       try {
         let written = 0;
@@ -89,11 +91,4 @@ export class LogSink {
       );
     }
   }
-}
-
-function concat(chunks: Uint8Array[]): Uint8Array {
-  const all = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let at = 0;
-  for (const chunk of chunks) all.set(chunk, at), at += chunk.length;
-  return all;
 }

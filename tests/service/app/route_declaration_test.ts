@@ -1,14 +1,9 @@
 import assert from "node:assert/strict";
-import { AccessControl } from "../../../src/service/keys_limits/access_control.ts";
-import { KeyTable } from "../../../src/service/keys_limits/key_table.ts";
-import { RateLimiter } from "../../../src/service/keys_limits/rate_limiter.ts";
 import { ROUTES } from "../../../src/service/app/app.ts";
 import { type Route, routeLabels } from "../../../src/service/http/route.ts";
 import { instrument } from "../../../src/service/ops/instrument.ts";
 import { Metrics } from "../../../src/service/ops/metrics.ts";
-import { MemoryKeyStore } from "../../../src/data/store/keys.ts";
-import { MemoryRateCounters } from "../../../src/data/store/rate_counts.ts";
-import { fixtureApp, peer } from "../../_helpers.ts";
+import { fixtureApp, keyRequiredAccess, peer } from "../../_helpers.ts";
 
 /** A route a test adds: one declaration, nothing else. */
 const ECHO: Route = {
@@ -37,15 +32,7 @@ async function appWithEcho() {
     clientAddress: (peer) => peer,
     routes: labels,
   });
-  const store = new MemoryKeyStore();
-  const { key } = await store.create({ name: "acme", limit: 2 });
-  const keys = new KeyTable(store);
-  await keys.refresh();
-  const access = new AccessControl(
-    { auth: "required", rateLimit: 1000, rateWindow: 60, anonRateLimit: 0 },
-    keys,
-    new RateLimiter({ counters: new MemoryRateCounters() }),
-  );
+  const { access, key } = await keyRequiredAccess("acme", 2);
   const app = await fixtureApp({
     routes,
     access,

@@ -6,14 +6,15 @@
  */
 
 import assert from "node:assert/strict";
-import { AccessControl } from "../../../src/service/keys_limits/access_control.ts";
-import { KeyTable } from "../../../src/service/keys_limits/key_table.ts";
-import { RateLimiter } from "../../../src/service/keys_limits/rate_limiter.ts";
 import { servedOf, type ServedSlot } from "../../../src/service/http/env.ts";
 import { PolicyGate } from "../../../src/service/policy/gate.ts";
-import { MemoryKeyStore } from "../../../src/data/store/keys.ts";
-import { MemoryRateCounters } from "../../../src/data/store/rate_counts.ts";
-import { fixtureApp, fixtureDataSet, fixtureLookup, peer } from "../../_helpers.ts";
+import {
+  fixtureApp,
+  fixtureDataSet,
+  fixtureLookup,
+  keyRequiredAccess,
+  peer,
+} from "../../_helpers.ts";
 
 /** A request of a lookup route, with the key in the route's own way. */
 interface Call {
@@ -95,15 +96,7 @@ async function orderApp(limit: number) {
   const dir = await Deno.makeTempDir({ prefix: "ipintel-order-" });
   await Deno.writeTextFile(`${dir}/policy.json`, JSON.stringify(POLICY));
   const gate = await PolicyGate.open(`${dir}/policy.json`, { report: () => {} });
-  const store = new MemoryKeyStore();
-  const key = (await store.create({ name: "client", limit })).key;
-  const keys = new KeyTable(store);
-  await keys.refresh();
-  const access = new AccessControl(
-    { auth: "required", rateLimit: 1000, rateWindow: 60, anonRateLimit: 0 },
-    keys,
-    new RateLimiter({ counters: new MemoryRateCounters() }),
-  );
+  const { access, key } = await keyRequiredAccess("client", limit);
   const slot: ServedSlot = { current: servedOf(await fixtureDataSet(), await fixtureLookup()) };
   const app = await fixtureApp({
     slot,

@@ -2,15 +2,10 @@
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { AccessControl } from "../../../src/service/keys_limits/access_control.ts";
-import { KeyTable } from "../../../src/service/keys_limits/key_table.ts";
-import { RateLimiter } from "../../../src/service/keys_limits/rate_limiter.ts";
 import type { App } from "../../../src/service/app/app.ts";
 import type { AppDeps } from "../../../src/service/app/app_tools.ts";
-import { MemoryKeyStore } from "../../../src/data/store/keys.ts";
-import { MemoryRateCounters } from "../../../src/data/store/rate_counts.ts";
 import type { DataSet } from "../../../src/data/sources/data_set.ts";
-import { fixtureApp, peer } from "../../_helpers.ts";
+import { fixtureApp, keyRequiredAccess, peer } from "../../_helpers.ts";
 
 /** An app whose keys are required, with one key of `limit` requests a minute. */
 export async function keyedApp(
@@ -19,15 +14,7 @@ export async function keyedApp(
   data?: DataSet,
   deps: Partial<Pick<AppDeps, "logError" | "policy">> = {},
 ) {
-  const store = new MemoryKeyStore();
-  const { key } = await store.create({ name: "analyst", limit });
-  const keys = new KeyTable(store);
-  await keys.refresh();
-  const access = new AccessControl(
-    { auth: "required", rateLimit: 1000, rateWindow: 60, anonRateLimit: 0 },
-    keys,
-    new RateLimiter({ counters: new MemoryRateCounters() }),
-  );
+  const { access, key } = await keyRequiredAccess("analyst", limit);
   return { app: await fixtureApp({ access, config, data, ...deps }), key };
 }
 

@@ -6,15 +6,10 @@
 
 import { servedOf } from "../../../src/service/http/env.ts";
 import assert from "node:assert/strict";
-import { AccessControl } from "../../../src/service/keys_limits/access_control.ts";
-import { KeyTable } from "../../../src/service/keys_limits/key_table.ts";
-import { RateLimiter } from "../../../src/service/keys_limits/rate_limiter.ts";
 import type { ServedSlot } from "../../../src/service/http/env.ts";
 import { PolicyGate } from "../../../src/service/policy/gate.ts";
 import { createServer } from "../../../src/process/server/server.ts";
-import { MemoryKeyStore } from "../../../src/data/store/keys.ts";
-import { MemoryRateCounters } from "../../../src/data/store/rate_counts.ts";
-import { fixtureApp, fixtureLookup, peer } from "../../_helpers.ts";
+import { fixtureApp, fixtureLookup, keyRequiredAccess, peer } from "../../_helpers.ts";
 import { gateDataSet } from "./_gate_data.ts";
 
 const POLICY = {
@@ -44,15 +39,7 @@ async function withGate(test: (gate: PolicyGate) => Promise<void>) {
 async function gateApp(gate: PolicyGate | null, limit = 100) {
   const data = await gateDataSet();
   const lookup = await fixtureLookup(undefined, data);
-  const store = new MemoryKeyStore();
-  const key = (await store.create({ name: "edge-proxy", limit })).key;
-  const keys = new KeyTable(store);
-  await keys.refresh();
-  const access = new AccessControl(
-    { auth: "required", rateLimit: 1000, rateWindow: 60, anonRateLimit: 0 },
-    keys,
-    new RateLimiter({ counters: new MemoryRateCounters() }),
-  );
+  const { access, key } = await keyRequiredAccess("edge-proxy", limit);
   const services: ServedSlot = { current: servedOf(data, lookup) };
   const app = await fixtureApp({
     slot: services,
