@@ -97,6 +97,7 @@ const LAYERS: readonly { folder: string; parts: readonly (readonly string[])[] }
       "shared_part.ts",
       "sleep.ts",
       "suggest.ts",
+      "bytes.ts",
     ]],
   },
 ];
